@@ -1,0 +1,68 @@
+"""Time for the store and the rate limiter, injectable so that tests never sleep."""
+
+from __future__ import annotations
+
+import threading
+import time
+from datetime import UTC, datetime
+
+__all__ = ["Clock", "format_timestamp", "parse_timestamp"]
+
+
+def format_timestamp(epoch_ms: int) -> str:
+    """ISO 8601 UTC with milliseconds, the API's timestamp form (2026-04-03T03:14:15.000Z)."""
+    dt = datetime.fromtimestamp(epoch_ms / 1000, tz=UTC)
+    return dt.strftime("%Y-%m-%dT%H:%M:%S.") + f"{epoch_ms % 1000:03d}Z"
+
+
+def parse_timestamp(value: str) -> int:
+    """Epoch milliseconds of an ISO 8601 timestamp (any offset accepted, Z included)."""
+    dt = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    if dt.tzinfo is None:
+        dt = dt.replace(tzinfo=UTC)
+    return int(dt.timestamp() * 1000)
+
+
+class Clock:
+    """Wall time plus an offset, or a frozen instant that only moves when told to.
+
+    `Clock()` follows real time; `Clock(frozen_at="2026-11-01T12:00:00.000Z")` starts frozen.
+    `advance()` and `set()` work in both modes (they move the offset of a real clock).
+    """
+
+    def __init__(self, frozen_at: str | None = None) -> None:
+        self._lock = threading.Lock()
+        self._offset_ms = 0
+        self._frozen_ms: int | None = parse_timestamp(frozen_at) if frozen_at else None
+
+    @property
+    def frozen(self) -> bool:
+        return self._frozen_ms is not None
+
+    def now_ms(self) -> int:
+        if self._frozen_ms is not None:
+            return self._frozen_ms
+        return int(time.time() * 1000) + self._offset_ms
+
+    def now(self) -> str:
+        return format_timestamp(self.now_ms())
+
+    def monotonic(self) -> float:
+        """Seconds, for rate-limit windows; moves with advance() and set()."""
+        return self.now_ms() / 1000
+
+    def advance(self, seconds: float) -> None:
+        with self._lock:
+            delta = int(seconds * 1000)
+            if self._frozen_ms is not None:
+                self._frozen_ms += delta
+            else:
+                self._offset_ms += delta
+
+    def set(self, instant: str) -> None:
+        with self._lock:
+            target = parse_timestamp(instant)
+            if self._frozen_ms is not None:
+                self._frozen_ms = target
+            else:
+                self._offset_ms = target - int(time.time() * 1000)

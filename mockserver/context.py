@@ -1,0 +1,127 @@
+"""What a handler sees of a request: validated inputs, the caller, the resolved workspace and
+resource, and the helpers every handler needs (ids, time, pages, shaping by schema)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from .auth import Principal
+from .errors import NotFound
+from .pagination import fingerprint, walk
+from .spec import Operation
+from .store import Record, Store
+from .tables import TABLES
+
+if TYPE_CHECKING:
+    from .app import MockApp
+
+__all__ = ["Context"]
+
+
+class Context:
+    __slots__ = ("app", "body", "operation", "path", "principal", "query", "resource",
+                 "store", "workspace_id")
+
+    def __init__(
+        self,
+        app: MockApp,
+        operation: Operation,
+        principal: Principal,
+        path: dict[str, Any],
+        query: dict[str, Any],
+        body: Any,
+        workspace_id: str | None,
+        resource: Record | None,
+    ) -> None:
+        self.app = app
+        self.store: Store = app.store
+        self.operation = operation
+        self.principal = principal
+        self.path = path
+        self.query = query
+        self.body = body
+        self.workspace_id = workspace_id
+        self.resource = resource
+
+    # -- identities and time --------------------------------------------------------------
+
+    def now(self) -> str:
+        return self.store.now()
+
+    def new_id(self, table: str) -> str:
+        return self.store.new_id(TABLES[table].prefix)
+
+    # -- reading --------------------------------------------------------------------------
+
+    def require(self, table: str, key: str | None, what: str) -> Record:
+        """The record of `table` with this key in the request's workspace, or 404."""
+        record = self.store.get(table, key) if key is not None else None
+        ws_field = TABLES[table].workspace_field
+        if record is None or (
+            ws_field is not None and self.workspace_id is not None
+            and record.get(ws_field) != self.workspace_id
+        ):
+            raise NotFound(f"{what} {key!r} not found")
+        return record
+
+    def shape(self, record: Record, schema: str) -> dict[str, Any]:
+        """The record projected onto the properties of a document schema (drops `_` fields)."""
+        return {name: record[name] for name in self.app.fields(schema) if name in record}
+
+    def user(self) -> Record:
+        """The workspace user the calling token belongs to."""
+        user = self.store.get("users", self.principal.user_id)
+        if user is None:  # a token fixture naming no user: still answer, never crash
+            return {"id": self.principal.user_id, "email": "", "first_name": "API",
+                    "last_name": "token", "picture_url": None}
+        return user
+
+    def page(
+        self,
+        table: str,
+        *,
+        partition: dict[str, Any],
+        order: Sequence[str],
+        descending: bool,
+        where: Callable[[Record], bool] | None = None,
+        render: Callable[[Record], Any] | str | None = None,
+        limit: int | None = None,
+        cursor: str | None = None,
+        bound_to: Any = None,
+        extra: dict[str, Any] | None = None,
+    ) -> dict[str, Any]:
+        """A `{data, next_cursor, has_more}` page of `table`, walked over a sorted index.
+
+        `partition` selects the records (e.g. {"workspace_id": ws}); `order` names the sort
+        fields (the key breaks ties); `where` filters further; `render` turns a record into
+        what is sent (a schema name projects onto that schema). The cursor is bound to the
+        operation, path and query (and `bound_to`, for bodies that carry filters).
+        """
+        index = self.store.index(table, tuple(partition), tuple(order))
+        fp = fingerprint(self.operation.operation_id, self.path, self.query, bound_to)
+        if cursor is None:
+            cursor = self.query.get("cursor")
+        after = self.app.cursors.decode(cursor, fp) if cursor else None
+        found = walk(
+            self.store, table, index, tuple(partition.values()),
+            limit=limit if limit is not None else self.query.get("limit", 20),
+            after=after, descending=descending, where=where,
+        )
+        if isinstance(render, str):
+            schema = render
+            items: list[Any] = [self.shape(r, schema) for r in found.items]
+        elif render is not None:
+            items = [render(r) for r in found.items]
+        else:
+            items = found.items
+        next_cursor = self.app.cursors.encode(fp, found.next_key) if found.next_key else None
+        envelope = {"data": items, "next_cursor": next_cursor, "has_more": next_cursor is not None}
+        if extra:
+            envelope.update(extra)
+        return envelope
+
+    @property
+    def descending(self) -> bool:
+        """The request's `order` (desc unless the parameter says asc)."""
+        return self.query.get("order", "desc") != "asc"

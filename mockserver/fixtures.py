@@ -1,0 +1,158 @@
+"""Loading the seeded dataset: one YAML (or JSON) file per table, plus tokens.
+
+A directory holds `<table>.yaml` files, each a list of records, and `tokens.yaml`. Several
+directories overlay in order: a later record with the same key replaces an earlier one. Every
+record is checked against the document (closed schemas, as the self-check does) and every
+cross-reference must resolve, before anything is served: a bad file stops start-up with a
+message naming the file, the record and the field, and nothing is half-loaded.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+import yaml
+
+from .selfcheck import SelfCheck
+from .spec import Spec, data_dir
+from .tables import TABLES
+from .validation import first_error
+
+__all__ = ["Dataset", "FixtureError", "default_fixtures_dir", "load_dataset"]
+
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class FixtureError(Exception):
+    """A fixture file that cannot be loaded; the message names file, record and field."""
+
+
+@dataclass
+class Dataset:
+    tables: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
+    tokens: list[dict[str, Any]] = field(default_factory=list)
+    origin: dict[tuple[str, str], str] = field(default_factory=dict)  # (table, key) -> file
+
+
+def default_fixtures_dir() -> Path:
+    return data_dir("fixtures")
+
+
+def _read(path: Path) -> Any:
+    try:
+        if path.suffix == ".json":
+            return orjson.loads(path.read_bytes())
+        with path.open("rb") as fh:
+            return yaml.load(fh, Loader=_LOADER)  # noqa: S506 - safe loader
+    except (yaml.YAMLError, orjson.JSONDecodeError) as exc:
+        raise FixtureError(f"{path}: not valid {path.suffix[1:].upper()}: {exc}") from None
+
+
+def _describe(index: int, record: Any, key_field: str) -> str:
+    if isinstance(record, dict) and key_field in record:
+        return f"record #{index} ({key_field}={record[key_field]!r})"
+    return f"record #{index}"
+
+
+def _load_dir(directory: Path, dataset: Dataset) -> None:
+    if not directory.is_dir():
+        raise FixtureError(f"{directory}: not a directory")
+    files = sorted(p for p in directory.iterdir() if p.suffix in (".yaml", ".yml", ".json"))
+    for path in files:
+        name = path.stem
+        content = _read(path)
+        if name == "tokens":
+            if not isinstance(content, list):
+                raise FixtureError(f"{path}: expected a list of tokens")
+            for i, token in enumerate(content):
+                missing = {"token", "user_id", "access", "workspace_ids"} - set(token or {})
+                if missing:
+                    raise FixtureError(f"{path}: token #{i}: missing {sorted(missing)}")
+                if token["access"] not in ("read", "write"):
+                    raise FixtureError(f"{path}: token #{i}: field 'access': must be read or write")
+            known = {t["token"] for t in content}
+            dataset.tokens = [t for t in dataset.tokens if t["token"] not in known] + content
+            continue
+        table = TABLES.get(name)
+        if table is None:
+            raise FixtureError(f"{path}: no table named {name!r} (known: {', '.join(sorted(TABLES))})")
+        if content is None:
+            content = []
+        if not isinstance(content, list):
+            raise FixtureError(f"{path}: expected a list of records")
+        rows = dataset.tables.setdefault(name, {})
+        for i, record in enumerate(content):
+            if not isinstance(record, dict) or table.key not in record:
+                raise FixtureError(
+                    f"{path}: {_describe(i, record, table.key)}: field '{table.key}' is required"
+                )
+            rows[record[table.key]] = record
+            dataset.origin[(name, record[table.key])] = f"{path}: {_describe(i, record, table.key)}"
+
+
+def _validate(dataset: Dataset, spec: Spec) -> None:
+    check = SelfCheck(spec)
+    for name, rows in dataset.tables.items():
+        table = TABLES[name]
+        for schema_name in table.schemas:
+            schema = dict(check.components["schemas"][schema_name])
+            if table.derived:
+                schema["required"] = [r for r in schema.get("required", []) if r not in table.derived]
+            validator = check.validator_for_schema(schema)
+            fields = set(schema.get("properties", {}))
+            for key, record in rows.items():
+                if len(table.schemas) == 1:
+                    # Internal fields (`_x`) are never sent; anything else must be documented.
+                    projected = {k: v for k, v in record.items() if not k.startswith("_")}
+                else:
+                    projected = {k: v for k, v in record.items() if k in fields}
+                problem = first_error(validator, projected)
+                if problem is not None:
+                    where, message = problem
+                    at = f"field '{where}'" if where else "record"
+                    raise FixtureError(
+                        f"{dataset.origin[(name, key)]}: {at}: {message} (schema {schema_name})"
+                    )
+
+
+def _check_references(dataset: Dataset) -> None:
+    for name, rows in dataset.tables.items():
+        table = TABLES[name]
+        for ref_field, target in table.refs.items():
+            target_rows = dataset.tables.get(target, {})
+            for key, record in rows.items():
+                value = record.get(ref_field)
+                if value is None:
+                    continue
+                if value not in target_rows:
+                    raise FixtureError(
+                        f"{dataset.origin[(name, key)]}: field '{ref_field}': "
+                        f"{value!r} is not a key of {target}"
+                    )
+    workspaces = dataset.tables.get("workspaces", {})
+    for token in dataset.tokens:
+        for ws in token["workspace_ids"]:
+            if ws not in workspaces:
+                raise FixtureError(f"tokens: token {token['token']!r}: unknown workspace {ws!r}")
+
+
+def load_dataset(
+    directories: Sequence[Path] | Iterable[Path] | None = None,
+    *,
+    spec: Spec,
+    validate: bool = True,
+) -> Dataset:
+    """Load and overlay fixture directories (the defaults when none are given)."""
+    dataset = Dataset()
+    for directory in directories or [default_fixtures_dir()]:
+        _load_dir(Path(directory), dataset)
+    for name in TABLES:
+        dataset.tables.setdefault(name, {})
+    if validate:
+        _validate(dataset, spec)
+        _check_references(dataset)
+    return dataset

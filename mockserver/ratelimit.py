@@ -1,0 +1,75 @@
+"""Rate limits: 120 requests per minute per workspace by default (documented).
+
+Requests that address no workspace (GET /v1, /v1/workspaces, /v1/models) are counted per token
+at the same default rate (reference). Windows are fixed minutes on the injected clock (inferred:
+the description gives only the figure), and `Retry-After` is the whole seconds until the
+window ends (reference: the value is in seconds).
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+
+from .clock import Clock
+from .errors import TooManyRequests
+
+__all__ = ["RateLimiter"]
+
+WINDOW_SECONDS = 60
+
+
+class RateLimiter:
+    def __init__(self, clock: Clock, per_minute: int = 120, *, enabled: bool = True) -> None:
+        self.clock = clock
+        self.default = per_minute
+        self.enabled = enabled and per_minute > 0
+        self.per_workspace: dict[str, int] = {}
+        self._windows: dict[tuple[str, str], tuple[float, int]] = {}
+        self._lock = threading.Lock()
+
+    def configure(self, *, per_minute: int | None = None, enabled: bool | None = None) -> None:
+        if per_minute is not None:
+            self.default = per_minute
+        if enabled is not None:
+            self.enabled = enabled
+        if per_minute is not None and enabled is None:
+            self.enabled = per_minute > 0
+
+    def set_workspace_limit(self, workspace_id: str, per_minute: int | None) -> None:
+        """A workspace's own limit (plans with higher limits); None returns it to the default."""
+        if per_minute is None:
+            self.per_workspace.pop(workspace_id, None)
+        else:
+            self.per_workspace[workspace_id] = per_minute
+
+    def limit_for(self, kind: str, ident: str) -> int:
+        if kind == "workspace":
+            return self.per_workspace.get(ident, self.default)
+        return self.default
+
+    def reset(self) -> None:
+        with self._lock:
+            self._windows.clear()
+
+    def hit(self, kind: str, ident: str) -> None:
+        """Count one request against `kind` (workspace | token); raise 429 past the limit."""
+        if not self.enabled:
+            return
+        limit = self.limit_for(kind, ident)
+        if limit <= 0:
+            return
+        now = self.clock.monotonic()
+        key = (kind, ident)
+        with self._lock:
+            start, count = self._windows.get(key, (now, 0))
+            if now - start >= WINDOW_SECONDS:
+                start, count = now, 0
+            if count >= limit:
+                retry_after = max(1, math.ceil(start + WINDOW_SECONDS - now))
+                raise TooManyRequests(
+                    f"Rate limit exceeded: {limit} requests per minute per {kind}; "
+                    f"retry after {retry_after} seconds",
+                    retry_after=retry_after,
+                )
+            self._windows[key] = (start, count + 1)

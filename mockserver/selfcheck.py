@@ -1,0 +1,101 @@
+"""Self-check: validate every response the mock sends against the document, and fail loudly.
+
+The schemas used here are the document's own, *closed*: every object schema that lists its
+properties refuses others. The document keeps response schemas open (a real server may add
+fields without breaking clients), but the mock must not invent undocumented fields, so its own
+responses are held to the closed form. Fixture records are checked the same way.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import orjson
+
+from .errors import ResponseContractViolation
+from .spec import Operation, Spec
+from .validation import first_error, json_validator
+
+__all__ = ["SelfCheck", "close_schemas"]
+
+
+def _is_object_schema(node: dict[str, Any]) -> bool:
+    kind = node.get("type")
+    return kind == "object" or (isinstance(kind, list) and "object" in kind)
+
+
+def close_schemas(node: Any) -> Any:
+    """A deep copy in which every object schema with `properties` forbids other properties."""
+    node = copy.deepcopy(node)
+    _close(node)
+    return node
+
+
+def _close(node: Any) -> None:
+    if isinstance(node, list):
+        for item in node:
+            _close(item)
+        return
+    if not isinstance(node, dict):
+        return
+    if (
+        _is_object_schema(node)
+        and isinstance(node.get("properties"), dict)
+        and "additionalProperties" not in node
+        and "patternProperties" not in node
+    ):
+        node["additionalProperties"] = False
+    for key, value in node.items():
+        if key in ("example", "examples", "default", "const", "enum"):
+            continue
+        if key == "properties" and isinstance(value, dict):
+            for prop in value.values():
+                _close(prop)
+        else:
+            _close(value)
+
+
+class SelfCheck:
+    def __init__(self, spec: Spec) -> None:
+        self.spec = spec
+        self.components = close_schemas(spec.components)
+        self._validators: dict[tuple[str, int], Any] = {}
+
+    def validator_for_schema(self, schema: dict[str, Any]) -> Any:
+        return json_validator(close_schemas(schema), self.components)
+
+    def _validator(self, operation: Operation, status: int) -> Any:
+        key = (operation.operation_id, status)
+        if key not in self._validators:
+            schema = operation.response_schema(status)
+            self._validators[key] = (
+                None if schema is None else json_validator(close_schemas(schema), self.components)
+            )
+        return self._validators[key]
+
+    def check(self, operation: Operation, status: int, body: bytes,
+              headers: dict[str, str]) -> None:
+        errors: list[str] = []
+        if status not in operation.responses:
+            errors.append(f"status {status} is not documented for this operation")
+        else:
+            try:
+                payload = orjson.loads(body)
+            except orjson.JSONDecodeError as exc:
+                errors.append(f"body is not JSON: {exc}")
+            else:
+                validator = self._validator(operation, status)
+                if validator is not None:
+                    problem = first_error(validator, payload)
+                    if problem is not None:
+                        where, message = problem
+                        errors.append(f"at '/{where}': {message}")
+            for name in operation.responses[status].get("headers", {}):
+                value = headers.get(name) or headers.get(name.lower())
+                if value is None:
+                    errors.append(f"header {name} is missing")
+                elif name == "Retry-After" and not (value.isdigit() and int(value) >= 1):
+                    errors.append(f"header Retry-After is not whole seconds: {value!r}")
+        if errors:
+            raise ResponseContractViolation(operation.operation_id, status, errors)

@@ -1,0 +1,178 @@
+"""The OpenAPI document, loaded once and compiled into `Operation`s the rest of the mock uses.
+
+Everything the engine knows about an operation comes from here: its path template, parameters,
+body schema, documented responses, whether it needs a write token (security role `write`),
+which store table its `{id}` addresses (`x-mock-resource`) and where its workspace comes from.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+__all__ = ["Operation", "Parameter", "Spec", "data_dir", "load_spec"]
+
+HTTP_METHODS = ("get", "put", "post", "delete", "patch", "head", "options", "trace")
+
+
+def data_dir(name: str) -> Path:
+    """`spec/` or `fixtures/`: inside the installed wheel, or beside the package in a checkout."""
+    packaged = Path(__file__).parent / "_data" / name
+    if packaged.is_dir():
+        return packaged
+    return Path(__file__).parent.parent / name
+
+
+@dataclass(frozen=True)
+class Parameter:
+    name: str
+    location: str  # path | query | header
+    required: bool
+    schema: dict[str, Any]
+    provenance: str | None
+
+    @property
+    def default(self) -> Any:
+        return self.schema.get("default")
+
+
+@dataclass
+class Operation:
+    operation_id: str
+    method: str  # upper case
+    path: str
+    tag: str
+    provenance: str
+    raw: dict[str, Any]
+    parameters: list[Parameter]
+    body_schema: dict[str, Any] | None
+    body_required: bool
+    responses: dict[int, dict[str, Any]]  # status -> resolved response object
+    requires_write: bool
+    resource_table: str | None
+    resource_param: str | None
+    workspace_source: str | None  # path | resource | query | body | None
+    success_status: int = 200
+    extras: dict[str, Any] = field(default_factory=dict)
+
+    def response_schema(self, status: int) -> dict[str, Any] | None:
+        response = self.responses.get(status)
+        if response is None:
+            return None
+        return response.get("content", {}).get("application/json", {}).get("schema")
+
+    @property
+    def paginated(self) -> bool:
+        return any(p.name == "cursor" for p in self.parameters)
+
+
+class Spec:
+    """The loaded document and its compiled operations."""
+
+    def __init__(self, document: dict[str, Any], source: Path | None = None) -> None:
+        self.document = document
+        self.source = source
+        self.components: dict[str, Any] = document.get("components", {})
+        self.operations: list[Operation] = [
+            self._compile(path, method, op)
+            for path, item in document.get("paths", {}).items()
+            for method, op in item.items()
+            if method in HTTP_METHODS
+        ]
+        self.by_id = {op.operation_id: op for op in self.operations}
+
+    def resolve(self, obj: Any) -> Any:
+        """Follow a local `$ref` (one level at a time, until none is left)."""
+        while isinstance(obj, dict) and "$ref" in obj:
+            target: Any = self.document
+            for part in obj["$ref"].lstrip("#/").split("/"):
+                target = target[part]
+            obj = target
+        return obj
+
+    @functools.cached_property
+    def resource_paths(self) -> list[str]:
+        return sorted(self.document.get("paths", {}))
+
+    def schema_fields(self, name: str) -> tuple[str, ...]:
+        """Property names of a component schema, in document order."""
+        return tuple(self.components["schemas"][name].get("properties", {}))
+
+    def _compile(self, path: str, method: str, raw: dict[str, Any]) -> Operation:
+        parameters = []
+        for param in raw.get("parameters", []):
+            param = self.resolve(param)
+            parameters.append(
+                Parameter(
+                    name=param["name"],
+                    location=param["in"],
+                    required=bool(param.get("required", False)),
+                    schema=self.resolve(param.get("schema", {})),
+                    provenance=param.get("x-provenance"),
+                )
+            )
+        body_schema = None
+        body_required = False
+        if "requestBody" in raw:
+            body = self.resolve(raw["requestBody"])
+            body_required = bool(body.get("required", False))
+            body_schema = body["content"]["application/json"]["schema"]
+        responses = {
+            int(status): self.resolve(response)
+            for status, response in raw.get("responses", {}).items()
+        }
+        success = min(s for s in responses if 200 <= s < 300)
+        security = raw.get("security", self.document.get("security", []))
+        requires_write = any("write" in roles for req in security for roles in req.values())
+        resource_table = raw.get("x-mock-resource")
+        path_names = [p.name for p in parameters if p.location == "path"]
+        resource_param = None
+        if resource_table:
+            resource_param = "node_id" if "node_id" in path_names else "id"
+        query_names = {p.name: p for p in parameters if p.location == "query"}
+        body_props = self.resolve(body_schema or {}).get("properties", {})
+        workspace_source: str | None
+        if path.startswith("/v1/workspaces/{id}"):
+            workspace_source = "path"
+        elif resource_table:
+            workspace_source = "resource"
+        elif "workspace_id" in query_names:
+            workspace_source = "query"
+        elif "workspace_id" in body_props:
+            workspace_source = "body"
+        else:
+            workspace_source = None
+        return Operation(
+            operation_id=raw["operationId"],
+            method=method.upper(),
+            path=path,
+            tag=(raw.get("tags") or ["untagged"])[0],
+            provenance=raw.get("x-provenance", "inferred"),
+            raw=raw,
+            parameters=parameters,
+            body_schema=body_schema,
+            body_required=body_required,
+            responses=responses,
+            requires_write=requires_write,
+            resource_table=resource_table,
+            resource_param=resource_param,
+            workspace_source=workspace_source,
+            success_status=success,
+        )
+
+
+def _yaml_loader() -> type[yaml.SafeLoader]:
+    return getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+@functools.lru_cache(maxsize=4)
+def load_spec(path: str | None = None) -> Spec:
+    """Load and compile the document (cached per path: it never changes while running)."""
+    source = Path(path) if path else data_dir("spec") / "openapi.yaml"
+    with source.open("rb") as fh:
+        document = yaml.load(fh, Loader=_yaml_loader())  # noqa: S506 - safe loader
+    return Spec(document, source)

@@ -1,0 +1,91 @@
+"""The store's tables: which document schema their records follow, their key, their id prefix,
+and which fields point at other tables. Configuration only; the shapes live in the document.
+
+Stored records are the API shape of their schema(s), plus internal fields whose names start
+with `_` (never sent: responses are projected onto the schema's properties). `derived` fields
+are required by the schema but computed at read time (an agent's `skills`), so fixtures and
+the store do not hold them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+__all__ = ["TABLES", "TableDef"]
+
+
+@dataclass(frozen=True)
+class TableDef:
+    name: str
+    schemas: tuple[str, ...]  # component schemas the record validates against (projected)
+    key: str = "id"
+    prefix: str = ""
+    workspace_field: str | None = "workspace_id"
+    refs: dict[str, str] = field(default_factory=dict)  # field -> table its value is a key of
+    derived: tuple[str, ...] = ()
+
+
+_WS = {"workspace_id": "workspaces"}
+
+TABLES: dict[str, TableDef] = {
+    t.name: t
+    for t in [
+        TableDef("workspaces", ("Workspace",), prefix="ws", workspace_field="id"),
+        TableDef("users", ("WorkspaceUser",), prefix="us", workspace_field=None),
+        TableDef("roles", ("Role",), key="role_id", prefix="rl", workspace_field="_workspace_id",
+                 refs={"_workspace_id": "workspaces"}),
+        TableDef("senders", ("Sender",), refs=_WS),
+        TableDef("whatsapp_templates", ("WhatsappTemplate",), key="content_sid", refs=_WS),
+        TableDef("verification_rules", ("VerificationRule",), prefix="vr", refs=_WS),
+        TableDef("workspace_settings", ("WorkspaceSettings",), key="_workspace_id",
+                 workspace_field="_workspace_id", refs={"_workspace_id": "workspaces"}),
+        TableDef("models", ("Model",), key="model_string", workspace_field=None),
+        TableDef("builtin_tools", ("CatalogueTool",), prefix="bt", workspace_field=None),
+        TableDef("agents", ("Agent",), prefix="ag", refs=_WS, derived=("skills",)),
+        TableDef("deleted_agents", (), prefix="ag"),
+        TableDef("agent_runs", ("AgentRun",), prefix="ar",
+                 refs={**_WS, "agent_id": "agents", "contact_id": "contacts",
+                       "conversation_id": "conversations"}),
+        TableDef("agent_connections", ("AgentConnection",), prefix="cn", refs=_WS),
+        TableDef("skills", ("Skill",), prefix="ks", refs=_WS),
+        TableDef("custom_tools", ("CustomTool",), prefix="kg", refs=_WS),
+        TableDef("escalations", ("Escalation",), prefix="es",
+                 refs={**_WS, "contact_id": "contacts", "conversation_id": "conversations",
+                       "agent_id": "agents", "agent_run_id": "agent_runs"}),
+        TableDef("kb_nodes", ("KnowledgeNode",), refs={**_WS, "parent_id": "kb_nodes"}),
+        TableDef("contacts", ("Contact", "ContactListItem"), prefix="ph", refs=_WS),
+        TableDef("conversations", ("Conversation",), prefix="ph",
+                 refs={**_WS, "id": "contacts"}),
+        TableDef("conversation_summaries", (), workspace_field=None,
+                 refs={"id": "conversations"}),
+        TableDef("messages", ("Message",), prefix="ms",
+                 refs={**_WS, "conversation_id": "conversations", "ticket_id": "tickets"}),
+        TableDef("tickets", ("Ticket",), prefix="xd",
+                 refs={**_WS, "contact_id": "contacts", "conversation_id": "conversations"}),
+        TableDef("ticket_notes", ("TicketNote",), prefix="nt",
+                 refs={**_WS, "ticket_id": "tickets", "contact_id": "contacts"}),
+        TableDef("conversation_tags", ("ConversationTag",), prefix="ct",
+                 refs={**_WS, "parent_id": "conversation_tags"}),
+        TableDef("calls", ("Call",), prefix="ce",
+                 refs={**_WS, "contact_id": "contacts", "conversation_id": "conversations",
+                       "ticket_id": "tickets"}),
+        TableDef("reservations", ("Reservation",), prefix="rs",
+                 refs={**_WS, "contact_id": "contacts"}),
+        TableDef("airbnb_transactions", ("AirbnbTransaction",), prefix="at",
+                 refs={**_WS, "reservation_id": "reservations"}),
+        TableDef("appointments", ("Appointment",), prefix="ap",
+                 refs={**_WS, "contact_id": "contacts"}),
+        TableDef("helpdesk_tickets", ("HelpdeskTicket",), prefix="hd",
+                 refs={**_WS, "contact_id": "contacts", "ticket_id": "tickets"}),
+        TableDef("workflows", ("WorkflowSummary",), key="workflow_id", prefix="wf",
+                 workspace_field="_workspace_id",
+                 refs={"_workspace_id": "workspaces", "folder_id": "workflow_folders"}),
+        TableDef("workflow_folders", ("WorkflowFolder",), prefix="wd", refs=_WS),
+        TableDef("workflow_executions", ("WorkflowExecution",), key="execution_id", prefix="wx",
+                 workspace_field="_workspace_id",
+                 refs={"_workspace_id": "workspaces", "workflow_id": "workflows"}),
+        TableDef("workflow_events", ("WorkflowExecutionEvent",), prefix="we",
+                 workspace_field=None, refs={"execution_id": "workflow_executions"}),
+        TableDef("uploads", (), prefix="st"),
+    ]
+}

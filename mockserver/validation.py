@@ -1,0 +1,134 @@
+"""Request validation compiled from the document: path and query parameters, JSON bodies.
+
+Parameters arrive as strings; each is coerced by the type its schema declares and then checked
+by a compiled JSON Schema validator (jsonschema-rs). Nothing here restates a schema: the
+constraints come from the document. Every refusal is a `BadRequest` whose message names the
+parameter or body field and what was wrong with it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from typing import Any
+
+import jsonschema_rs
+import orjson
+
+from .errors import BadRequest
+from .spec import Operation, Spec
+
+__all__ = ["RequestValidator", "first_error", "json_validator"]
+
+_INT = re.compile(r"-?[0-9]+")
+_NUMBER = re.compile(r"-?[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]+)?")
+
+
+def json_validator(schema: dict[str, Any], components: dict[str, Any]) -> Any:
+    """A compiled 2020-12 validator; `#/components/...` references resolve against the document."""
+    if "$ref" in repr(schema):
+        schema = {**schema, "components": components}
+    return jsonschema_rs.Draft202012Validator(schema)
+
+
+def first_error(validator: Any, instance: Any) -> tuple[str, str] | None:
+    """(instance path, message) of the most specific error, or None when valid."""
+    best: tuple[str, str] | None = None
+    depth = -1
+    for error in validator.iter_errors(instance):
+        path = list(error.instance_path)
+        if len(path) > depth:
+            best = ("/".join(str(p) for p in path), error.message)
+            depth = len(path)
+    return best
+
+
+def _coerce(value: str, schema: dict[str, Any]) -> Any:
+    kind = schema.get("type")
+    if kind == "integer" and _INT.fullmatch(value):
+        # Very long digit strings stay numbers (and fail the bounds) without overflowing.
+        return int(value) if len(value) <= 18 else float(value)
+    if kind == "number" and _NUMBER.fullmatch(value):
+        return float(value)
+    if kind == "boolean" and value in ("true", "false"):
+        return value == "true"
+    return value
+
+
+class RequestValidator:
+    """The compiled checks of one operation."""
+
+    def __init__(self, spec: Spec, operation: Operation) -> None:
+        self.operation = operation
+        components = spec.components
+        self.query_params = {p.name: p for p in operation.parameters if p.location == "query"}
+        self.path_params = {p.name: p for p in operation.parameters if p.location == "path"}
+        self._validators = {
+            (p.location, p.name): json_validator(p.schema, components)
+            for p in operation.parameters
+            if p.location in ("query", "path")
+        }
+        self._query_defaults = {
+            name: p.default for name, p in self.query_params.items() if p.default is not None
+        }
+        self.body_validator = (
+            json_validator(operation.body_schema, components)
+            if operation.body_schema is not None
+            else None
+        )
+
+    def _check(self, location: str, name: str, value: Any) -> None:
+        problem = first_error(self._validators[(location, name)], value)
+        if problem is not None:
+            raise BadRequest(f"{location} parameter '{name}': {problem[1]}")
+
+    def path(self, raw: dict[str, str]) -> dict[str, Any]:
+        values = {}
+        for name, param in self.path_params.items():
+            value = _coerce(raw[name], param.schema)
+            self._check("path", name, value)
+            values[name] = value
+        return values
+
+    def query(self, items: Iterable[tuple[str, str]]) -> dict[str, Any]:
+        values: dict[str, Any] = {}
+        for name, raw in items:
+            param = self.query_params.get(name)
+            if param is None:
+                # Inferred: unknown parameters are refused so that typos surface at once.
+                raise BadRequest(f"unknown query parameter '{name}'")
+            if name in values:
+                raise BadRequest(f"query parameter '{name}' is given more than once")
+            value = _coerce(raw, param.schema)
+            self._check("query", name, value)
+            values[name] = value
+        for name, param in self.query_params.items():
+            if param.required and name not in values:
+                raise BadRequest(f"query parameter '{name}' is required")
+        return {**self._query_defaults, **values}
+
+    def body(self, raw: bytes, content_type: str | None) -> Any:
+        operation = self.operation
+        if self.body_validator is None:
+            return None  # bodyless operations ignore whatever was sent
+        if not raw.strip():
+            if operation.body_required:
+                raise BadRequest("request body is required: send a JSON object")
+            return None
+        media_type = (content_type or "").split(";")[0].strip().lower()
+        if media_type != "application/json":
+            raise BadRequest(
+                f"header 'Content-Type': a request body must be application/json, "
+                f"got {media_type or 'none'!r}"
+            )
+        try:
+            body = orjson.loads(raw)
+        except orjson.JSONDecodeError as exc:
+            raise BadRequest(f"request body is not valid JSON: {exc}") from None
+        problem = first_error(self.body_validator, body)
+        if problem is not None:
+            where, message = problem
+            if where:
+                raise BadRequest(f"body field '{where}': {message}")
+            raise BadRequest(f"request body: {message}")
+        return body
