@@ -93,9 +93,11 @@ class MockApp:
         return found
 
     def reset(self) -> None:
-        """Back to the fixtures: store, rate-limit windows."""
+        """Back to the fixtures: store, rate-limit windows, and a frozen clock's start."""
         self.store.reset()
         self.limiter.reset()
+        if self.config.frozen_clock:
+            self.clock.set(self.config.frozen_clock)
 
     # -- the pipeline -----------------------------------------------------------------------
 

@@ -1,0 +1,101 @@
+"""Command line: `python -m mockserver serve | fixtures generate | conform | proxy`."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+__all__ = ["main"]
+
+DEFAULT_HOST = "127.0.0.1"  # safe default: loopback only
+
+
+def _serve(args: argparse.Namespace) -> int:
+    import uvicorn
+
+    from .app import Config, MockApp, create_app
+    from .fixtures import FixtureError, default_fixtures_dir
+
+    fixtures = [Path(p) for p in args.fixtures] or [default_fixtures_dir()]
+    fixtures += [Path(p) for p in args.overlay]
+    base_url = f"http://{args.host}:{args.port}"
+    config = Config(
+        fixtures=fixtures,
+        seed=args.seed,
+        rate_limit=args.rate_limit,
+        self_check=args.self_check,
+        base_url=base_url,
+    )
+    try:
+        mock = MockApp(config)
+    except FixtureError as exc:
+        print(f"error: fixtures: {exc}", file=sys.stderr)
+        return 2
+    app = create_app(mock=mock)
+    print(f"Workspace API mock serving {base_url}/v1", flush=True)
+    print(f"  reference page: {base_url}/docs   document: {base_url}/openapi.json", flush=True)
+    for principal in mock.tokens:
+        scope = ", ".join(sorted(principal.workspace_ids))
+        print(f"  token {principal.token:<22} {principal.access:<5} {scope}", flush=True)
+    limit = f"{args.rate_limit}/min per workspace" if args.rate_limit else "off"
+    print(f"  rate limit: {limit}; fixtures: {', '.join(map(str, fixtures))}", flush=True)
+    uvicorn.run(app, host=args.host, port=args.port, log_level="warning",
+                access_log=False, lifespan="on")
+    return 0
+
+
+def _generate(args: argparse.Namespace) -> int:
+    from .generate import generate
+
+    generate(scale=args.scale, seed=args.seed, out=Path(args.out))
+    print(f"wrote a dataset of {args.scale} contacts (seed {args.seed}) to {args.out}")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m mockserver",
+        description="Mock server and conformance gate for the Workspace Messaging and "
+        "Automation API v1.",
+    )
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    serve = commands.add_parser("serve", help="run the mock on the fixtures")
+    serve.add_argument("--host", default=DEFAULT_HOST, help="bind address (default 127.0.0.1)")
+    serve.add_argument("--port", type=int, default=8080)
+    serve.add_argument("--fixtures", action="append", default=[], metavar="DIR",
+                       help="fixture directory to load instead of the defaults (repeatable)")
+    serve.add_argument("--overlay", action="append", default=[], metavar="DIR",
+                       help="fixture directory overlaid on the others, record by record")
+    serve.add_argument("--seed", type=int, default=0, help="seed of generated ids")
+    serve.add_argument("--rate-limit", type=int, default=120, metavar="N",
+                       help="requests per minute per workspace; 0 turns limits off")
+    serve.add_argument("--self-check", action="store_true",
+                       help="validate every response against the document (fail loudly)")
+    serve.set_defaults(func=_serve)
+
+    fixtures = commands.add_parser("fixtures", help="work with fixture datasets")
+    fixture_commands = fixtures.add_subparsers(dest="fixtures_command", required=True)
+    generate = fixture_commands.add_parser("generate", help="write a deterministic dataset")
+    generate.add_argument("--scale", type=int, required=True, metavar="N",
+                          help="number of contacts")
+    generate.add_argument("--seed", type=int, default=0)
+    generate.add_argument("--out", required=True, metavar="DIR")
+    generate.set_defaults(func=_generate)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    # `conform` and `proxy` own their options; hand them the rest of the line untouched.
+    if argv and argv[0] == "conform":
+        from .conform.cli import main as conform_main
+
+        return conform_main(argv[1:])
+    if argv and argv[0] == "proxy":
+        from .proxy import main as proxy_main
+
+        return proxy_main(argv[1:])
+    args = build_parser().parse_args(argv)
+    return int(args.func(args))

@@ -1,0 +1,146 @@
+"""Small pieces several families share."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..context import Context
+from ..store import Record
+
+__all__ = ["data", "get_resource"]
+__all__ += ["author", "flag", "full_name", "is_member", "move_thread", "preview",
+            "record_outbound_message"]
+
+
+def data(ctx: Context, record: Record, schema: str) -> dict[str, Any]:
+    """`{"data": record}` projected onto a document schema."""
+    return {"data": ctx.shape(record, schema)}
+
+
+def get_resource(schema: str) -> Any:
+    """A handler returning the addressed resource (already resolved and access-checked)."""
+
+    def handler(ctx: Context) -> dict[str, Any]:
+        assert ctx.resource is not None
+        return data(ctx, ctx.resource, schema)
+
+    handler.__name__ = f"get_{schema}"
+    return handler
+
+
+# -- query flags --------------------------------------------------------------------------------
+
+
+def flag(ctx: Context, name: str) -> bool | None:
+    """A `"true"`/`"false"` string query filter as a bool (None when the parameter is absent)."""
+    value = ctx.query.get(name)
+    return None if value is None else value == "true"
+
+
+# -- people -------------------------------------------------------------------------------------
+
+
+def full_name(user: Record) -> str:
+    """A workspace user's display name: first and last name."""
+    return " ".join(p for p in (user.get("first_name"), user.get("last_name")) if p)
+
+
+def author(ctx: Context) -> dict[str, Any]:
+    """The calling token's user as an `Author` ({user_id, name, email, picture_url})."""
+    user = ctx.user()
+    return {"user_id": user["id"], "name": full_name(user), "email": user.get("email", ""),
+            "picture_url": user.get("picture_url")}
+
+
+def is_member(ctx: Context, user_id: str, workspace_id: str) -> bool:
+    """Whether a workspace user belongs to a workspace.
+
+    Users are global records; their workspaces are the internal `_workspace_ids` list (or
+    `_workspace_id`). A user record carrying neither belongs to the workspaces its tokens reach.
+    """
+    user = ctx.store.get("users", user_id)
+    if user is None:
+        return False
+    if "_workspace_ids" in user:
+        return workspace_id in user["_workspace_ids"]
+    if "_workspace_id" in user:
+        return bool(user["_workspace_id"] == workspace_id)
+    return any(p.user_id == user_id and workspace_id in p.workspace_ids for p in ctx.app.tokens)
+
+
+# -- outbound messages --------------------------------------------------------------------------
+
+PREVIEW_CHARS = 140
+
+
+def preview(body: str) -> str:
+    """The `last_message_preview` of a message body: its first 140 characters."""
+    return body[:PREVIEW_CHARS]
+
+
+def _authorship(current: str | None, human: bool) -> str:
+    # Inferred: `authorship` says who wrote the outbound replies; a human reply turns "ai" into
+    # "mixed" and null into "human" (and an AI reply the reverse).
+    mine = "human" if human else "ai"
+    if current in (None, mine):
+        return mine
+    return "mixed"
+
+
+def record_outbound_message(
+    ctx: Context,
+    *,
+    conversation_id: str,
+    channel: str,
+    body: str,
+    ticket_id: str | None = None,
+    attachments: list[dict[str, Any]] | None = None,
+    internal: dict[str, Any] | None = None,
+) -> Record:
+    """Store an outbound message sent by the token's user and move its thread.
+
+    The message (status sent) goes into `messages`; the conversation's last_message_at,
+    last_message_preview, authorship and updated_at move, and so do the contact's
+    last_message_at, last_message_preview, last_channel and updated_at. The conversation must
+    exist. Returns the stored message.
+    """
+    now = ctx.now()
+    user = ctx.user()
+    message = {
+        "id": ctx.new_id("messages"),
+        "workspace_id": ctx.workspace_id,
+        "conversation_id": conversation_id,
+        "ticket_id": ticket_id,
+        "channel": channel,
+        "body": body,
+        "direction": "outbound",
+        "status": "sent",
+        "sent_at": now,
+        "created_at": now,
+        "sender": {"user_id": user["id"], "external_id": None, "name": full_name(user)},
+        "attachments": attachments or [],
+        **(internal or {}),
+    }
+    ctx.store.insert("messages", message)
+    move_thread(ctx, conversation_id, at=now, text=body, channel=channel)
+    return message
+
+
+def move_thread(ctx: Context, conversation_id: str, *, at: str, text: str, channel: str) -> None:
+    """Move a conversation and its contact to a new latest message (sent by a human)."""
+    conversation = ctx.store.get("conversations", conversation_id)
+    if conversation is not None:
+        ctx.store.update("conversations", conversation_id, {
+            "last_message_at": at,
+            "last_message_preview": preview(text),
+            "authorship": _authorship(conversation.get("authorship"), human=True),
+            "updated_at": at,
+        })
+    # The canonical conversation id is the contact id (reference).
+    if ctx.store.get("contacts", conversation_id) is not None:
+        ctx.store.update("contacts", conversation_id, {
+            "last_message_at": at,
+            "last_message_preview": preview(text),
+            "last_channel": channel,
+            "updated_at": at,
+        })
