@@ -1,0 +1,79 @@
+"""Throughput of GET /v1/conversations?workspace_id=...&limit=20: the mock (auth and
+rate-limit bookkeeping on) against a bare Starlette+uvicorn app serving the same bytes.
+
+Side by side in one run, interleaved rounds, one worker each, the server pinned to CPU 0 and
+wrk to CPU 1. Prints requests/second of each and the ratio (target: mock >= 0.8 x bare).
+
+    python bench/bench_throughput.py [--rounds 3] [--seconds 8] [--connections 16]
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import httpx
+
+sys.path.insert(0, str(Path(__file__).parent))
+from _servers import free_port, mock_argv, running  # noqa: E402
+
+PATH = "/v1/conversations?workspace_id=ws_harborview&limit=20"
+HEADERS = {"Authorization": "Bearer mock-write-token"}
+
+
+def wrk(url: str, seconds: int, connections: int) -> float:
+    out = subprocess.run(
+        ["taskset", "-c", "1", "wrk", "-t1", f"-c{connections}", f"-d{seconds}s",
+         "-H", f"Authorization: {HEADERS['Authorization']}", url],
+        capture_output=True, text=True, check=True,
+    ).stdout
+    match = re.search(r"Requests/sec:\s+([\d.]+)", out)
+    non2xx = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
+    if non2xx:
+        raise SystemExit(f"{url}: {non2xx.group(1)} non-2xx responses; is the rate limit too low?")
+    assert match, out
+    return float(match.group(1))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--seconds", type=int, default=8)
+    parser.add_argument("--connections", type=int, default=16)
+    args = parser.parse_args()
+    if not shutil.which("wrk"):
+        raise SystemExit("wrk is needed: apt-get install wrk")
+
+    mock_port, bare_port = free_port(), free_port()
+    # Rate limiting stays on: a limit high enough never to answer 429 under load.
+    mock_cmd = mock_argv(mock_port, "--rate-limit", "100000000")
+    with running(mock_cmd, f"http://127.0.0.1:{mock_port}/v1", HEADERS, cpu=0):
+        body = httpx.get(f"http://127.0.0.1:{mock_port}{PATH}", headers=HEADERS).content
+    with tempfile.NamedTemporaryFile(suffix=".json", delete=False) as fh:
+        fh.write(body)
+    bare_cmd = [sys.executable, str(Path(__file__).parent / "bare_app.py"), str(bare_port), fh.name]
+
+    results: dict[str, list[float]] = {"bare": [], "mock": []}
+    for _ in range(args.rounds):
+        with running(bare_cmd, f"http://127.0.0.1:{bare_port}/v1/conversations", cpu=0):
+            results["bare"].append(wrk(f"http://127.0.0.1:{bare_port}{PATH}", args.seconds,
+                                       args.connections))
+        with running(mock_cmd, f"http://127.0.0.1:{mock_port}/v1", HEADERS, cpu=0):
+            results["mock"].append(wrk(f"http://127.0.0.1:{mock_port}{PATH}", args.seconds,
+                                       args.connections))
+    bare = statistics.median(results["bare"])
+    mock = statistics.median(results["mock"])
+    print(f"response bytes: {len(body)}")
+    print(f"bare starlette+uvicorn: {bare:9.0f} req/s  (rounds: {', '.join(f'{r:.0f}' for r in results['bare'])})")
+    print(f"mock (auth, rate limit): {mock:9.0f} req/s  (rounds: {', '.join(f'{r:.0f}' for r in results['mock'])})")
+    print(f"ratio mock/bare: {mock / bare:.2f}  (target >= 0.80)")
+
+
+if __name__ == "__main__":
+    main()
