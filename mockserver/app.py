@@ -12,24 +12,30 @@ in a Starlette application.
 from __future__ import annotations
 
 import secrets
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import anyio
 import orjson
 from starlette.applications import Starlette
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
+from starlette.routing import BaseRoute, Match
 from starlette.types import Receive, Scope, Send
 
 from .auth import Principal, TokenRegistry
-from .clock import Clock
+from .clock import Clock, format_timestamp
 from .context import Context
 from .errors import ApiError, BadRequest, MethodNotAllowed, NotFound, PayloadTooLarge
+from .faults import DropResponse, Faults, fault_response
 from .fixtures import Dataset, load_dataset
 from .handlers import load_handlers
+from .journal import Journal
 from .pagination import CursorCodec
 from .ratelimit import RateLimiter
+from .requestlog import REQUEST_LOGGER, log_request
 from .responses import error_response
 from .routing import Router
 from .selfcheck import SelfCheck
@@ -52,6 +58,37 @@ class Config:
     spec_path: str | None = None
     cursor_secret: bytes | None = None
     base_url: str = "http://127.0.0.1:8080"
+    # -- standalone features (control API, journal, faults, logging, docs) ------------------
+    host: str = "127.0.0.1"  # the bound address: off loopback, control needs control_token
+    control_token: str | None = None  # X-Mock-Control-Token for /__mock__/ routes
+    journal_size: int = 1000  # requests kept for GET /__mock__/requests; 0 turns it off
+    request_log: bool = True  # one line per request on "mockserver.requests" (when enabled)
+    prefer_header: bool = True  # `Prefer: code=404` answers that documented response
+
+
+class UnsupportedPreference(BadRequest):
+    """`Prefer: code=N` naming a status the operation does not document (no self-check: the
+    400 itself may be undocumented for that operation)."""
+
+
+class PreferredResponse(ApiError):
+    """The documented error response a client asked for with `Prefer: code=N`."""
+
+    def __init__(self, status: int, message: str, headers: dict[str, str] | None = None) -> None:
+        super().__init__(message, headers=headers)
+        self.status_code = status
+
+
+def _preferred_code(prefer: str) -> int | None:
+    # `Prefer: code=404` (as Prism reads it); other preferences in the header are ignored.
+    for part in prefer.replace(";", ",").split(","):
+        name, _, value = part.strip().partition("=")
+        if name.strip().lower() == "code":
+            value = value.strip().strip('"')
+            if not value.isdigit():
+                raise UnsupportedPreference(f"header 'Prefer': code={value!r} is not a status code")
+            return int(value)
+    return None
 
 
 class MockApp:
@@ -83,6 +120,8 @@ class MockApp:
         if missing:
             raise RuntimeError(f"operations without a handler: {', '.join(missing)}")
         self._fields: dict[str, tuple[str, ...]] = {}
+        self.journal = Journal(config.journal_size)
+        self.faults = Faults(config.seed)
 
     # -- helpers the handlers use -----------------------------------------------------------
 
@@ -93,11 +132,26 @@ class MockApp:
         return found
 
     def reset(self) -> None:
-        """Back to the fixtures: store, rate-limit windows, and a frozen clock's start."""
+        """Back to the fixtures: store, rate-limit windows and settings, the clock's start,
+        and no journal entries or faults."""
         self.store.reset()
         self.limiter.reset()
         if self.config.frozen_clock:
             self.clock.set(self.config.frozen_clock)
+        elif getattr(self.clock, "_offset_ms", 0):
+            # A real clock moved by advance()/set(): back to wall time.
+            self.clock.set(format_timestamp(int(time.time() * 1000)))
+        self.journal.clear()
+        self.faults.clear()
+        self.restore_rate_limits()
+
+    def restore_rate_limits(self) -> None:
+        """The configured default and each workspace's fixture limit, as at start-up."""
+        self.limiter.configure(per_minute=self.config.rate_limit)
+        self.limiter.per_workspace.clear()
+        for ws in self.dataset.tables.get("workspaces", {}).values():
+            if "_rate_limit_per_minute" in ws:
+                self.limiter.set_workspace_limit(ws["id"], ws["_rate_limit_per_minute"])
 
     # -- the pipeline -----------------------------------------------------------------------
 
@@ -107,7 +161,16 @@ class MockApp:
         await response(scope, receive, send)
 
     async def handle(self, request: Request) -> Response:
+        # The one cheap check: journal, faults and the request log cost nothing while idle.
+        if self.journal.enabled or self.faults.rules or (
+            self.config.request_log and REQUEST_LOGGER.isEnabledFor(20)
+        ):
+            return await self._observed(request)
+        return await self._handle(request)
+
+    async def _handle(self, request: Request) -> Response:
         operation: Operation | None = None
+        check = True
         try:
             operation = self._route(request)
             status, body = await self._run(request, operation)
@@ -115,9 +178,48 @@ class MockApp:
                                  media_type="application/json")
         except ApiError as error:
             response = error_response(error)
-        if self.selfcheck is not None and operation is not None:
+            check = not isinstance(error, UnsupportedPreference)
+        if self.selfcheck is not None and operation is not None and check:
             self.selfcheck.check(operation, response.status_code, response.body,
                                  dict(response.headers))
+        return response
+
+    async def _observed(self, request: Request) -> Response:
+        """The pipeline plus injected faults, the journal and the request log."""
+        started = time.perf_counter()
+        scope = request.scope
+        method, path = request.method, scope["path"]
+        rule = self.faults.take(method, path) if self.faults.rules else None
+        if rule is None:
+            response = await self._handle(request)
+        else:
+            if rule.delay_ms:
+                await anyio.sleep(rule.delay_ms / 1000)
+            if rule.drop:
+                response = DropResponse()
+            elif rule.status is not None:
+                response = fault_response(rule)  # injected on purpose: never self-checked
+            else:
+                response = await self._handle(request)
+        latency_ms = (time.perf_counter() - started) * 1000
+        fault = rule.describe() if rule is not None else None
+        if self.journal.enabled:
+            body = scope.get("mock.body")
+            if body is None and method in ("POST", "PUT", "PATCH", "DELETE"):
+                try:  # not read by the pipeline (refused early): read it for the journal
+                    body = await self._read_body(request)
+                except (ApiError, ClientDisconnect, RuntimeError):
+                    body = None
+            self.journal.record(
+                time=self.clock.now(), method=method, path=path,
+                query_string=scope.get("query_string", b""),
+                raw_headers=list(scope.get("headers", ())), body=body,
+                status=response.status_code, response_body=response.body,
+                latency_ms=latency_ms, operation_id=scope.get("mock.operation"), fault=fault,
+            )
+        if self.config.request_log and REQUEST_LOGGER.isEnabledFor(20):
+            log_request(method, path, response.status_code, latency_ms,
+                        request.headers.get("authorization"), fault=fault)
         return response
 
     def _route(self, request: Request) -> Operation:
@@ -132,10 +234,15 @@ class MockApp:
             raise MethodNotAllowed(f"Method {request.method} is not allowed on {path}; "
                                    f"allowed: {allowed}", headers={"Allow": allowed})
         request.state.raw_path = raw_path
+        request.scope["mock.operation"] = operation.operation_id
         return operation
 
     async def _run(self, request: Request, operation: Operation) -> tuple[int, Any]:
         principal = self.tokens.authenticate(request.headers.get("authorization"))
+        if self.config.prefer_header:
+            prefer = request.headers.get("prefer")
+            if prefer is not None:
+                self._apply_preference(operation, prefer)
         if operation.requires_write:
             principal.check_write(operation.operation_id)
         validator = self.validators[operation.operation_id]
@@ -155,6 +262,28 @@ class MockApp:
             result = self.handlers[operation.operation_id](ctx)
         return operation.success_status, result
 
+    def _apply_preference(self, operation: Operation, prefer: str) -> None:
+        """`Prefer: code=N` after authentication: the documented success status runs the
+        operation as usual; a documented error status answers with its example (or a
+        generated message); anything else is refused naming the documented statuses."""
+        code = _preferred_code(prefer)
+        if code is None or code == operation.success_status:
+            return
+        documented = operation.responses.get(code)
+        if documented is None or code < 400:
+            listed = ", ".join(str(s) for s in sorted(operation.responses))
+            raise UnsupportedPreference(
+                f"header 'Prefer': code={code} is not a documented error response of "
+                f"{operation.operation_id}; documented: {listed}"
+            )
+        example = documented.get("content", {}).get("application/json", {}).get("example")
+        if isinstance(example, dict) and isinstance(example.get("error"), str):
+            message = example["error"]
+        else:
+            message = f"{documented.get('description', 'error').strip()} (Prefer: code={code})"
+        headers = {"Retry-After": "1"} if code == 429 else None
+        raise PreferredResponse(code, message, headers)
+
     async def _read_body(self, request: Request) -> bytes:
         limit = self.config.max_body_bytes
         declared = request.headers.get("content-length")
@@ -170,7 +299,8 @@ class MockApp:
             if size > limit:
                 raise PayloadTooLarge(f"request body is larger than {limit} bytes")
             chunks.append(chunk)
-        return b"".join(chunks)
+        body = request.scope["mock.body"] = b"".join(chunks)
+        return body
 
     def _resolve_workspace(
         self, operation: Operation, principal: Principal, path: dict[str, Any],
@@ -212,15 +342,50 @@ class MockApp:
         return workspace_id, record
 
 
+class _PipelineRoute(BaseRoute):
+    """Claims the whole /v1 surface with one prefix test, ahead of the control and docs routes,
+    so that API requests never walk the other routes' patterns."""
+
+    def __init__(self, mock: MockApp) -> None:
+        self.mock = mock
+
+    def matches(self, scope: Scope) -> tuple[Match, Scope]:
+        if scope["type"] == "http" and scope["path"].startswith("/v1"):
+            return Match.FULL, {}
+        return Match.NONE, {}
+
+    async def handle(self, scope: Scope, receive: Receive, send: Send) -> None:
+        await self.mock(scope, receive, send)
+
+
+def _storage_routes() -> list[BaseRoute]:
+    # The attachment upload target (PUT /__storage__/upload/{token}), when its module exists.
+    try:
+        from . import storage
+    except ImportError:
+        return []
+    from starlette.routing import Route
+
+    endpoint = getattr(storage, "upload", None)
+    if endpoint is None:
+        return []
+    return [Route("/__storage__/upload/{token}", endpoint, methods=["PUT"])]
+
+
 def create_app(config: Config | None = None, *, mock: MockApp | None = None) -> Starlette:
-    """The Starlette application serving one mock (built from `config` unless given)."""
+    """The Starlette application serving one mock (built from `config` unless given):
+    the API under /v1, the control API under /__mock__/, /docs and /openapi.json."""
+    from .control import control_routes
+    from .docs import docs_routes
+
     mock = mock or MockApp(config)
 
     async def not_found(request: Request, exc: Exception) -> Response:
         return error_response(NotFound(f"No such path: {request.url.path}"))
 
-    app = Starlette(exception_handlers={404: not_found})
+    routes = [_PipelineRoute(mock), *control_routes(mock), *docs_routes(mock), *_storage_routes()]
+    app = Starlette(routes=routes, exception_handlers={404: not_found})
     app.state.mock = mock
-    # Every path no other route claims (the whole /v1 surface) goes through the pipeline.
+    # Every other path goes through the pipeline too (it answers 404 naming the path).
     app.router.default = mock
     return app

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from ..context import Context
@@ -9,7 +10,7 @@ from ..store import Record
 
 __all__ = ["data", "get_resource"]
 __all__ += ["author", "flag", "full_name", "is_member", "move_thread", "preview",
-            "record_outbound_message"]
+            "record_outbound_message", "where_equal"]
 
 
 def data(ctx: Context, record: Record, schema: str) -> dict[str, Any]:
@@ -53,19 +54,9 @@ def author(ctx: Context) -> dict[str, Any]:
 
 
 def is_member(ctx: Context, user_id: str, workspace_id: str) -> bool:
-    """Whether a workspace user belongs to a workspace.
-
-    Users are global records; their workspaces are the internal `_workspace_ids` list (or
-    `_workspace_id`). A user record carrying neither belongs to the workspaces its tokens reach.
-    """
+    """Whether a workspace user belongs to a workspace (users list theirs in `_workspace_ids`)."""
     user = ctx.store.get("users", user_id)
-    if user is None:
-        return False
-    if "_workspace_ids" in user:
-        return workspace_id in user["_workspace_ids"]
-    if "_workspace_id" in user:
-        return bool(user["_workspace_id"] == workspace_id)
-    return any(p.user_id == user_id and workspace_id in p.workspace_ids for p in ctx.app.tokens)
+    return user is not None and workspace_id in user.get("_workspace_ids", ())
 
 
 # -- outbound messages --------------------------------------------------------------------------
@@ -144,3 +135,14 @@ def move_thread(ctx: Context, conversation_id: str, *, at: str, text: str, chann
             "last_channel": channel,
             "updated_at": at,
         })
+
+
+# -- list filters -------------------------------------------------------------------------------
+
+
+def where_equal(ctx: Context, *params: str) -> Callable[[Record], bool] | None:
+    """A `where` for query filters that must equal the record's field of the same name."""
+    wanted = {p: ctx.query[p] for p in params if ctx.query.get(p) is not None}
+    if not wanted:
+        return None
+    return lambda r: all(r.get(k) == v for k, v in wanted.items())
