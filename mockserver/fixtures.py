@@ -21,11 +21,9 @@ from .selfcheck import SelfCheck
 from .spec import Spec, data_dir
 from .tables import TABLES
 from .validation import first_error
+from .yamlload import load_yaml
 
 __all__ = ["Dataset", "FixtureError", "default_fixtures_dir", "load_dataset"]
-
-_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-
 
 class FixtureError(Exception):
     """A fixture file that cannot be loaded; the message names file, record and field."""
@@ -46,8 +44,7 @@ def _read(path: Path) -> Any:
     try:
         if path.suffix == ".json":
             return orjson.loads(path.read_bytes())
-        with path.open("rb") as fh:
-            return yaml.load(fh, Loader=_LOADER)  # noqa: S506 - safe loader
+        return load_yaml(path.read_bytes())
     except (yaml.YAMLError, orjson.JSONDecodeError) as exc:
         raise FixtureError(f"{path}: not valid {path.suffix[1:].upper()}: {exc}") from None
 

@@ -8,11 +8,15 @@ which store table its `{id}` addresses (`x-mock-resource`) and where its workspa
 from __future__ import annotations
 
 import functools
+import hashlib
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
+import orjson
+
+from .yamlload import load_yaml
 
 __all__ = ["Operation", "Parameter", "Spec", "data_dir", "load_spec"]
 
@@ -165,14 +169,33 @@ class Spec:
         )
 
 
-def _yaml_loader() -> type[yaml.SafeLoader]:
-    return getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+def _cache_dir() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(base) / "workspace-api-mock"
+
+
+def read_document(source: Path) -> dict[str, Any]:
+    """The document as JSON data. Parsing the YAML takes most of start-up, so the parsed form
+    is cached as JSON under ~/.cache, keyed by the file's content hash (never stale)."""
+    raw = source.read_bytes()
+    cached = _cache_dir() / f"{source.stem}-{hashlib.sha256(raw).hexdigest()[:20]}.json"
+    try:
+        return dict(orjson.loads(cached.read_bytes()))
+    except (OSError, orjson.JSONDecodeError):
+        pass
+    encoded = orjson.dumps(load_yaml(raw))
+    try:
+        cached.parent.mkdir(parents=True, exist_ok=True)
+        partial = cached.with_suffix(f".{os.getpid()}.tmp")
+        partial.write_bytes(encoded)
+        partial.replace(cached)
+    except OSError:
+        pass  # a read-only home: parse every time
+    return dict(orjson.loads(encoded))
 
 
 @functools.lru_cache(maxsize=4)
 def load_spec(path: str | None = None) -> Spec:
     """Load and compile the document (cached per path: it never changes while running)."""
     source = Path(path) if path else data_dir("spec") / "openapi.yaml"
-    with source.open("rb") as fh:
-        document = yaml.load(fh, Loader=_yaml_loader())  # noqa: S506 - safe loader
-    return Spec(document, source)
+    return Spec(read_document(source), source)
