@@ -111,7 +111,7 @@ def test_every_provenance_value_is_known() -> None:
 
 def test_every_limit_is_1_to_100_default_20() -> None:
     seen = 0
-    for path, method, op in operations():
+    for _, _, op in operations():
         for param in op.get("parameters", []):
             param = SPEC.resolve(param)
             if param["name"] == "limit":

@@ -1,0 +1,141 @@
+"""Conversations: the list (the polling hot path), search, detail, transcript and replies.
+
+Conversation records are stored in their exact API shape, so lists send them as they are.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from ..context import Context
+from ..errors import BadRequest
+from ..store import Record
+from . import operation
+from ._common import data, flag, record_outbound_message
+from .contacts import contact_matcher
+
+
+def _filters(ctx: Context) -> list[Callable[[Record], bool]]:
+    tests: list[Callable[[Record], bool]] = []
+    archived = flag(ctx, "archived")
+    if archived is not None:
+        tests.append(lambda c: c["archived"] is archived)
+    inbox = ctx.query.get("inbox_type_id")
+    if inbox is not None:
+        tests.append(lambda c: c["contact"]["inbox_type_id"] == inbox)
+    since = ctx.query.get("updated_since")
+    if since is not None:
+        # Timestamps share one fixed format (UTC, milliseconds, Z), so they compare as strings.
+        tests.append(lambda c: c["updated_at"] >= since)
+    return tests
+
+
+def _combine(tests: list[Callable[[Record], bool]]) -> Callable[[Record], bool] | None:
+    if not tests:
+        return None
+    if len(tests) == 1:
+        return tests[0]
+    return lambda r: all(t(r) for t in tests)
+
+
+@operation("listConversations")
+def list_conversations(ctx: Context) -> dict[str, Any]:
+    # Polling rule (documented): with sort_by=last_message_at and order=desc, a client that
+    # carries the highest updated_at it has seen as `updated_since` gets every conversation
+    # written since (updated_at >= bound): every write moves updated_at, and the store's
+    # clock is strictly increasing, so nothing written later can carry an older updated_at.
+    return ctx.page("conversations", partition={"workspace_id": ctx.workspace_id},
+                    order=(ctx.query.get("sort_by", "last_message_at"),),
+                    descending=ctx.descending, where=_combine(_filters(ctx)))
+
+
+@operation("searchConversations")
+def search_conversations(ctx: Context) -> dict[str, Any]:
+    field = ctx.query.get("field", "any")
+    query = ctx.query["query"]
+    tests = _filters(ctx)
+    if field == "message":
+        needle = query.lower()
+        hits = {m["conversation_id"] for m in ctx.store.all("messages")
+                if m["workspace_id"] == ctx.workspace_id and needle in m["body"].lower()}
+        tests.insert(0, lambda c: c["id"] in hits)
+    else:
+        matches = contact_matcher(field, query)
+        contacts = ctx.store.rows("contacts")
+        # The conversation's contact (same id); its embedded summary when the contact is gone.
+        tests.insert(0, lambda c: matches(contacts.get(c["id"]) or c["contact"]))
+    # Inferred: no sort parameter is documented for search; newest activity first.
+    return ctx.page("conversations", partition={"workspace_id": ctx.workspace_id},
+                    order=("last_message_at",), descending=True, where=_combine(tests))
+
+
+def _latest_ticket(ctx: Context, conversation_id: str) -> dict[str, Any] | None:
+    index = ctx.store.index("tickets", ("conversation_id",), ("created_at",))
+    for key in index.keys((conversation_id,), after=None, descending=True):
+        ticket = ctx.store.get("tickets", key[-1])
+        if ticket is not None:
+            return {"id": ticket["id"], "status": ticket["status"]}
+    return None
+
+
+def _reservation_context(ctx: Context, contact_id: str) -> dict[str, Any] | None:
+    # Inferred: the reservation context is the contact's current or next stay (the earliest
+    # non-cancelled reservation not yet departed), else the most recent reservation.
+    index = ctx.store.index("reservations", ("contact_id",), ("arrival_date",))
+    today = ctx.store.clock.now()[:10]
+    chosen: Record | None = None
+    for key in index.keys((contact_id,), after=None, descending=False):
+        reservation = ctx.store.get("reservations", key[-1])
+        if reservation is None:
+            continue
+        if reservation["departure_date"] >= today and reservation["status"] != "cancelled":
+            chosen = reservation
+            break
+        chosen = reservation
+    if chosen is None:
+        return None
+    return {"id": chosen["id"], "status": chosen["status"], "arrival_date": chosen["arrival_date"],
+            "departure_date": chosen["departure_date"], "listing_id": chosen["listing_id"]}
+
+
+@operation("getConversation")
+def get_conversation(ctx: Context) -> dict[str, Any]:
+    conversation = ctx.resource
+    assert conversation is not None
+    summary = ctx.store.get("conversation_summaries", conversation["id"]) or {}
+    detail = {
+        **conversation,
+        "summary": summary.get("summary"),
+        "sentiment": summary.get("sentiment"),
+        "ticket": _latest_ticket(ctx, conversation["id"]),
+        "reservation": _reservation_context(ctx, conversation["contact"]["id"]),
+    }
+    return data(ctx, detail, "ConversationDetail")
+
+
+@operation("listConversationMessages")
+def list_conversation_messages(ctx: Context) -> dict[str, Any]:
+    assert ctx.resource is not None
+    return ctx.page("messages", partition={"conversation_id": ctx.resource["id"]},
+                    order=("created_at",), descending=ctx.query.get("order") == "desc",
+                    render="Message")
+
+
+@operation("sendConversationMessage")
+def send_conversation_message(ctx: Context) -> dict[str, Any]:
+    conversation = ctx.resource
+    assert conversation is not None
+    sender_id = ctx.body.get("sender_id")
+    if sender_id is not None:
+        sender = ctx.store.get("senders", sender_id)
+        if sender is None or sender["workspace_id"] != ctx.workspace_id:
+            raise BadRequest(f"body field 'sender_id': {sender_id!r} is not a sender of workspace "
+                             f"{ctx.workspace_id!r}")
+    # Inferred: a conversation reply goes out on the conversation's channel and belongs to no
+    # ticket (ticket_id null); replies inside a ticket go through POST /v1/tickets/{id}/messages.
+    message = record_outbound_message(
+        ctx, conversation_id=conversation["id"], channel=conversation["channel"],
+        body=ctx.body["body"], internal={"_sender_id": sender_id},
+    )
+    return data(ctx, message, "MessageSent")

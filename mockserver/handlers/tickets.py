@@ -1,0 +1,241 @@
+"""Tickets: the queue, ticket transcripts and replies, internal notes, and the state machine.
+
+    new ──┐                 ┌── reopen ──┐
+          ├── resolve ──> resolved <─────┘ (back to pending)
+ pending ─┘                 └── close ──> closed (final)
+
+Every write through a ticket endpoint (reply, note, note edit, transition) moves the ticket's
+updated_at.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from ..clock import parse_timestamp
+from ..context import Context
+from ..errors import BadRequest, Forbidden, NotFound
+from ..store import Record
+from . import operation
+from ._common import author, data, get_resource, is_member, preview, record_outbound_message
+from .attachments import resolve_attachments
+
+OPEN = ("new", "pending")
+
+
+def _status_filter(ctx: Context) -> Callable[[Record], bool] | None:
+    wanted = ctx.query.get("status")
+    if wanted is None:
+        return None
+    # Reference: `open` is a virtual filter for the actionable tickets, new + pending.
+    statuses = OPEN if wanted == "open" else (wanted,)
+    return lambda t: t["status"] in statuses
+
+
+def _all(*tests: Callable[[Record], bool] | None) -> Callable[[Record], bool] | None:
+    active = [t for t in tests if t is not None]
+    if not active:
+        return None
+    if len(active) == 1:
+        return active[0]
+    return lambda r: all(t(r) for t in active)
+
+
+def _equals(ctx: Context, param: str, field: str | None = None) -> Callable[[Record], bool] | None:
+    wanted = ctx.query.get(param)
+    if wanted is None:
+        return None
+    name = field or param
+    return lambda r: r.get(name) == wanted
+
+
+def _ms_between(start: str, end: str) -> int:
+    return max(0, parse_timestamp(end) - parse_timestamp(start))
+
+
+# -- the queue --------------------------------------------------------------------------------
+
+
+@operation("listTickets")
+def list_tickets(ctx: Context) -> dict[str, Any]:
+    where = _all(_status_filter(ctx), _equals(ctx, "inbox_type_id"), _equals(ctx, "waiting_on"),
+                 _equals(ctx, "channel"))
+    return ctx.page("tickets", partition={"workspace_id": ctx.workspace_id},
+                    order=("last_message_at",), descending=ctx.descending, where=where,
+                    render="Ticket")
+
+
+@operation("searchTickets")
+def search_tickets(ctx: Context) -> dict[str, Any]:
+    needle = ctx.query["query"].lower()
+
+    def matches(t: Record) -> bool:
+        return any(needle in (t.get(f) or "").lower()
+                   for f in ("subject", "summary", "last_message_preview"))
+
+    # Inferred: search results come newest activity first (no sort parameter is documented).
+    return ctx.page("tickets", partition={"workspace_id": ctx.workspace_id},
+                    order=("last_message_at",), descending=True,
+                    where=_all(matches, _status_filter(ctx)), render="Ticket")
+
+
+operation("getTicket")(get_resource("Ticket"))
+
+
+@operation("listContactTickets")
+def list_contact_tickets(ctx: Context) -> dict[str, Any]:
+    assert ctx.resource is not None
+    return ctx.page("tickets", partition={"contact_id": ctx.resource["id"]},
+                    order=("last_message_at",), descending=ctx.descending,
+                    where=_status_filter(ctx), render="Ticket")
+
+
+# -- transcript and replies ------------------------------------------------------------------
+
+
+@operation("listTicketMessages")
+def list_ticket_messages(ctx: Context) -> dict[str, Any]:
+    assert ctx.resource is not None
+    return ctx.page("messages", partition={"ticket_id": ctx.resource["id"]},
+                    order=("created_at",), descending=ctx.query.get("order") == "desc",
+                    render="Message")
+
+
+@operation("sendTicketMessage")
+def send_ticket_message(ctx: Context) -> dict[str, Any]:
+    ticket = ctx.resource
+    assert ticket is not None
+    attachments = resolve_attachments(ctx, ctx.body.get("attachments"))
+    if ctx.store.get("conversations", ticket["conversation_id"]) is None:
+        raise NotFound(f"conversation {ticket['conversation_id']!r} of ticket {ticket['id']!r} not found")
+    # Inferred: the reply goes out on the ticket's channel; it does not change the ticket's
+    # status or waiting_on (the description ties no transition to a reply), and it is accepted
+    # in every status (closing preserves the conversation history).
+    message = record_outbound_message(
+        ctx, conversation_id=ticket["conversation_id"], channel=ticket["channel"],
+        body=ctx.body["body"], ticket_id=ticket["id"], attachments=attachments,
+    )
+    at = message["created_at"]
+    changes: dict[str, Any] = {"last_message_at": at, "last_message_preview": preview(message["body"]),
+                               "updated_at": at}
+    if ticket.get("first_response_at") is None:
+        changes["first_response_at"] = at
+        changes["time_to_first_response_ms"] = _ms_between(ticket["first_message_at"], at)
+    ctx.store.update("tickets", ticket["id"], changes)
+    return data(ctx, message, "MessageSent")
+
+
+# -- internal notes ---------------------------------------------------------------------------
+
+
+@operation("listTicketNotes")
+def list_ticket_notes(ctx: Context) -> dict[str, Any]:
+    assert ctx.resource is not None
+    return ctx.page("ticket_notes", partition={"ticket_id": ctx.resource["id"]},
+                    order=("created_at",), descending=ctx.descending, render="TicketNote")
+
+
+@operation("createTicketNote")
+def create_ticket_note(ctx: Context) -> dict[str, Any]:
+    ticket = ctx.resource
+    assert ticket is not None
+    mentions = ctx.body.get("mention_user_ids") or []
+    for i, user_id in enumerate(mentions):
+        if not is_member(ctx, user_id, ticket["workspace_id"]):
+            raise BadRequest(f"body field 'mention_user_ids/{i}': {user_id!r} is not a user of "
+                             f"workspace {ticket['workspace_id']!r}")
+    attachments = resolve_attachments(ctx, ctx.body.get("attachments"))
+    now = ctx.now()
+    note = {
+        "id": ctx.new_id("ticket_notes"),
+        "workspace_id": ticket["workspace_id"],
+        "ticket_id": ticket["id"],
+        "contact_id": ticket["contact_id"],
+        "body": ctx.body["body"],
+        "author": author(ctx),
+        "created_at": now,
+        "updated_at": None,
+        "attachments": attachments,
+        "_mention_user_ids": list(mentions),
+    }
+    ctx.store.insert("ticket_notes", note)
+    ctx.store.update("tickets", ticket["id"], {"updated_at": now})
+    return data(ctx, note, "TicketNote")
+
+
+@operation("updateTicketNote")
+def update_ticket_note(ctx: Context) -> dict[str, Any]:
+    ticket = ctx.resource
+    assert ticket is not None
+    note_id = ctx.path["note_id"]
+    note = ctx.store.get("ticket_notes", note_id)
+    if note is None or note["ticket_id"] != ticket["id"]:
+        raise NotFound(f"note {note_id!r} not found on ticket {ticket['id']!r}")
+    # Documented: only the note's author may edit it; the status (403) is inferred.
+    if note["author"]["user_id"] != ctx.principal.user_id:
+        raise Forbidden(f"note {note_id!r} can be edited only by its author "
+                        f"({note['author']['user_id']!r})")
+    now = ctx.now()
+    note = ctx.store.update("ticket_notes", note_id, {"body": ctx.body["body"], "updated_at": now})
+    ctx.store.update("tickets", ticket["id"], {"updated_at": now})
+    return data(ctx, note, "TicketNote")
+
+
+# -- state machine ----------------------------------------------------------------------------
+
+
+@operation("resolveTicket")
+def resolve_ticket(ctx: Context) -> dict[str, Any]:
+    ticket = ctx.resource
+    assert ticket is not None
+    if ticket["status"] not in OPEN:
+        # Inferred: resolving a resolved or closed ticket is refused (no transition is shown).
+        raise BadRequest(f"ticket {ticket['id']!r} has status {ticket['status']!r}; only a new or "
+                         "pending ticket can be resolved")
+    now = ctx.now()
+    ticket = ctx.store.update("tickets", ticket["id"], {
+        "status": "resolved",
+        "resolved_at": now,
+        "first_resolved_at": ticket.get("first_resolved_at") or now,
+        "time_to_resolution_ms": _ms_between(ticket["created_at"], now),
+        "waiting_on": "none",
+        "updated_at": now,
+    })
+    return data(ctx, ticket, "Ticket")
+
+
+@operation("reopenTicket")
+def reopen_ticket(ctx: Context) -> dict[str, Any]:
+    ticket = ctx.resource
+    assert ticket is not None
+    if ticket["status"] != "resolved":
+        reason = "closed is final" if ticket["status"] == "closed" else "it is still open"
+        raise BadRequest(f"ticket {ticket['id']!r} has status {ticket['status']!r}; only a "
+                         f"resolved ticket can be reopened ({reason})")
+    now = ctx.now()
+    # Inferred: a reopened ticket goes back to pending and waits on the team again;
+    # first_resolved_at keeps the first resolution.
+    ticket = ctx.store.update("tickets", ticket["id"], {
+        "status": "pending",
+        "reopen_count": ticket.get("reopen_count", 0) + 1,
+        "resolved_at": None,
+        "time_to_resolution_ms": None,
+        "waiting_on": "team",
+        "updated_at": now,
+    })
+    return data(ctx, ticket, "Ticket")
+
+
+@operation("closeTicket")
+def close_ticket(ctx: Context) -> dict[str, Any]:
+    ticket = ctx.resource
+    assert ticket is not None
+    if ticket["status"] != "resolved":
+        raise BadRequest(f"ticket {ticket['id']!r} has status {ticket['status']!r}; only a "
+                         "resolved ticket can be closed")
+    now = ctx.now()
+    ticket = ctx.store.update("tickets", ticket["id"], {
+        "status": "closed", "closed_at": now, "updated_at": now,
+    })
+    return data(ctx, ticket, "Ticket")

@@ -1,0 +1,96 @@
+"""Workflows: versioned summaries, folders, executions and their event timelines.
+
+`{id}` of the workflow endpoints is one version's workflow_id; versions of a workflow share
+its master_id and the newest carries is_latest.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from ..context import Context
+from ..errors import NotFound
+from ..store import Record
+from . import operation
+from ._common import data
+
+
+@operation("listWorkflows")
+def list_workflows(ctx: Context) -> dict[str, Any]:
+    partition: dict[str, Any] = {"_workspace_id": ctx.workspace_id}
+    if not ctx.query.get("all_versions", False):
+        partition["is_latest"] = True
+    # Inferred (document): newest updated first.
+    return ctx.page("workflows", partition=partition, order=("updated_at",), descending=True,
+                    render="WorkflowSummary")
+
+
+@operation("listWorkflowFolders")
+def list_workflow_folders(ctx: Context) -> dict[str, Any]:
+    workflows = ctx.store.all("workflows")
+
+    def render(folder: Record) -> dict[str, Any]:
+        # Inferred: workflow_count is derived at read time (latest versions in the folder), so
+        # it follows every move without bookkeeping.
+        count = sum(1 for w in workflows if w.get("folder_id") == folder["id"] and w.get("is_latest"))
+        return ctx.shape({**folder, "workflow_count": count}, "WorkflowFolder")
+
+    # Inferred (document): sorted by name.
+    return ctx.page("workflow_folders", partition={"workspace_id": ctx.workspace_id},
+                    order=("name",), descending=False, render=render)
+
+
+@operation("listWorkflowExecutions")
+def list_workflow_executions(ctx: Context) -> dict[str, Any]:
+    assert ctx.resource is not None
+    tests: list[Callable[[Record], bool]] = []
+    status = ctx.query.get("status")
+    if status is not None:
+        tests.append(lambda x: x["status"] == status)
+    after = ctx.query.get("started_after")
+    if after is not None:  # documented: inclusive
+        tests.append(lambda x: x["started_at"] >= after)
+    before = ctx.query.get("started_before")
+    if before is not None:  # documented: exclusive
+        tests.append(lambda x: x["started_at"] < before)
+    return ctx.page("workflow_executions", partition={"workflow_id": ctx.resource["workflow_id"]},
+                    order=("started_at",), descending=True,
+                    where=(lambda x: all(t(x) for t in tests)) if tests else None,
+                    render="WorkflowExecution")
+
+
+@operation("listWorkflowExecutionEvents")
+def list_workflow_execution_events(ctx: Context) -> dict[str, Any]:
+    workflow = ctx.resource
+    assert workflow is not None
+    execution_id = ctx.path["execution_id"]
+    execution = ctx.store.get("workflow_executions", execution_id)
+    if execution is None or execution["workflow_id"] != workflow["workflow_id"]:
+        raise NotFound(f"execution {execution_id!r} not found for workflow "
+                       f"{workflow['workflow_id']!r}")
+    return ctx.page("workflow_events", partition={"execution_id": execution_id},
+                    order=("sequence",), descending=False, render="WorkflowExecutionEvent")
+
+
+@operation("moveWorkflowToFolder")
+def move_workflow_to_folder(ctx: Context) -> dict[str, Any]:
+    workflow = ctx.resource
+    assert workflow is not None
+    folder_id = ctx.body["folder_id"]  # null removes; "" is refused by the document (minLength 1)
+    if folder_id is not None:
+        folder = ctx.store.get("workflow_folders", folder_id)
+        if folder is None or folder["workspace_id"] != ctx.workspace_id:
+            raise NotFound(f"body field 'folder_id': folder {folder_id!r} not found in workspace "
+                           f"{ctx.workspace_id!r}")
+    # Inferred: folders group workflows, not versions, so every version (same master_id) moves;
+    # updated_at moves on each version whose folder changes.
+    master_id = workflow["master_id"]
+    now = ctx.now()
+    for version in ctx.store.find("workflows", lambda w: w["master_id"] == master_id
+                                  and w["_workspace_id"] == ctx.workspace_id):
+        if version.get("folder_id") != folder_id:
+            ctx.store.update("workflows", version["workflow_id"],
+                             {"folder_id": folder_id, "updated_at": now})
+    moved = {"workflow_id": workflow["workflow_id"], "master_id": master_id, "folder_id": folder_id}
+    return data(ctx, moved, "WorkflowFolderAssignment")

@@ -1,0 +1,239 @@
+"""The request pipeline over HTTP: routing, authentication, authorisation, validation,
+rate limits and self-check, each refusal with its documented status and `{error}` body."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import COLLEAGUE, OTHER, READ, auth
+from starlette.testclient import TestClient
+
+from mockserver.app import MockApp
+from mockserver.errors import ResponseContractViolation
+
+WS = "ws_harborview"
+
+
+def assert_error(response, status: int, *needles: str) -> None:  # type: ignore[no-untyped-def]
+    assert response.status_code == status, response.text
+    body = response.json()
+    assert list(body) == ["error"] and isinstance(body["error"], str) and body["error"]
+    for needle in needles:
+        assert needle in body["error"], body["error"]
+
+
+def assert_healthy(client: TestClient) -> None:
+    assert client.get("/v1").status_code == 200
+
+
+def test_every_operation_is_routed(mock: MockApp) -> None:
+    for op in mock.spec.operations:
+        concrete = op.path.replace("{node_id}", "0" * 24)
+        for name in ("id", "note_id", "rule_id", "execution_id"):
+            concrete = concrete.replace("{" + name + "}", "x")
+        found = mock.router.match(concrete)
+        assert found is not None and op.method in found[0], op.operation_id
+
+
+def test_literal_segments_win_over_templates(mock: MockApp) -> None:
+    methods, params = mock.router.match("/v1/agents/tools") or ({}, {})
+    assert methods["GET"].operation_id == "listToolCatalogue" and params == {}
+    methods, params = mock.router.match("/v1/custom-tools/runtimes") or ({}, {})
+    assert methods["GET"].operation_id == "listCustomToolRuntimes"
+
+
+def test_unknown_path_and_other_method(client: TestClient) -> None:
+    assert_error(client.get("/v1/nope"), 404, "/v1/nope")
+    assert_error(client.get("/nothing/here"), 404)
+    response = client.delete("/v1/tickets")
+    assert_error(response, 405, "DELETE")
+    assert response.headers["allow"] == "GET"
+    assert_healthy(client)
+
+
+@pytest.mark.parametrize(
+    ("headers", "needle"),
+    [
+        ({}, "Missing"),
+        ({"Authorization": "Basic abc"}, "Malformed"),
+        ({"Authorization": "Bearer"}, "Malformed"),
+        ({"Authorization": "Bearer a b"}, "Malformed"),
+        ({"Authorization": "Bearer not-a-token"}, "Invalid"),
+    ],
+)
+def test_missing_malformed_or_unknown_token_is_401(mock: MockApp, headers: dict[str, str],
+                                                   needle: str) -> None:
+    from mockserver.app import create_app
+
+    with TestClient(create_app(mock=mock)) as anonymous:
+        assert_error(anonymous.get(f"/v1/tickets?workspace_id={WS}", headers=headers), 401, needle)
+        assert_error(anonymous.get("/v1", headers=headers), 401)
+
+
+def test_workspace_without_access_is_403_and_never_leaks(client: TestClient) -> None:
+    response = client.get("/v1/tickets?workspace_id=ws_desert")
+    assert_error(response, 403, "ws_desert")
+    assert_error(client.get("/v1/tickets?workspace_id=ws_unknown"), 403)
+    # A record of another workspace addressed by id: its workspace is resolved and refused.
+    other = client.get("/v1/tickets?workspace_id=ws_desert", headers=auth(OTHER)).json()["data"][0]
+    response = client.get(f"/v1/tickets/{other['id']}")
+    assert_error(response, 403)
+    assert other["id"] not in response.text and other["subject"] not in response.text
+
+
+def test_explicit_workspace_that_does_not_hold_the_resource_is_404(client: TestClient) -> None:
+    ticket = client.get(f"/v1/tickets?workspace_id={WS}").json()["data"][0]
+    assert client.get(f"/v1/tickets/{ticket['id']}?workspace_id={WS}").status_code == 200
+    assert_error(client.get(f"/v1/tickets/{ticket['id']}?workspace_id=ws_alpine"), 404)
+    assert_error(client.get(f"/v1/tickets/{ticket['id']}?workspace_id=ws_desert"), 403)
+
+
+def test_read_only_token_is_refused_on_writes_and_nothing_changes(client: TestClient) -> None:
+    skill = client.get(f"/v1/skills?workspace_id={WS}").json()["data"][0]
+    response = client.patch(f"/v1/skills/{skill['id']}", json={"description": "changed"},
+                            headers=auth(READ))
+    assert_error(response, 403, "read-only")
+    assert client.get(f"/v1/skills/{skill['id']}").json()["data"] == skill
+    assert client.get(f"/v1/skills/{skill['id']}", headers=auth(READ)).status_code == 200
+
+
+@pytest.mark.parametrize(
+    ("url", "needles"),
+    [
+        (f"/v1/tickets?workspace_id={WS}&limit=0", ("limit", "minimum")),
+        (f"/v1/tickets?workspace_id={WS}&limit=101", ("limit", "maximum")),
+        (f"/v1/tickets?workspace_id={WS}&limit=abc", ("limit", "integer")),
+        (f"/v1/tickets?workspace_id={WS}&limit=-5", ("limit",)),
+        (f"/v1/tickets?workspace_id={WS}&limit=99999999999999999999999", ("limit",)),
+        (f"/v1/tickets?workspace_id={WS}&status=sleeping", ("status",)),
+        (f"/v1/tickets?workspace_id={WS}&order=sideways", ("order",)),
+        ("/v1/tickets", ("workspace_id", "required")),
+        (f"/v1/tickets?workspace_id={WS}&colour=red", ("colour", "unknown")),
+        (f"/v1/tickets?workspace_id={WS}&limit=1&limit=2", ("limit", "more than once")),
+        (f"/v1/tickets?workspace_id={WS}&cursor=forged", ("cursor",)),
+        ("/v1/kb/nodes/not-hex", ("node_id",)),
+        (f"/v1/kb/nodes/{'g' * 24}", ("node_id", "does not match")),
+        (f"/v1/conversations?workspace_id={WS}&updated_since=yesterday", ("updated_since",)),
+    ],
+)
+def test_bad_parameters_are_400_naming_the_parameter(client: TestClient, url: str,
+                                                     needles: tuple[str, ...]) -> None:
+    assert_error(client.get(url), 400, *needles)
+    assert_healthy(client)
+
+
+def test_bad_bodies_are_400_naming_the_field(client: TestClient) -> None:
+    url = "/v1/custom-tools"
+    good = {"workspace_id": WS, "name": "late-checkout-fee", "description": "Quote the fee",
+            "language": "python", "code": "def main(**params):\n    return {'message': 'ok'}\n"}
+    assert_error(client.post(url, content=b'{"workspace_id": ', headers={"content-type": "application/json"}), 400, "JSON")
+    assert_error(client.post(url, content=b"name=x", headers={"content-type": "application/x-www-form-urlencoded"}), 400, "Content-Type")
+    assert_error(client.post(url, content=b""), 400, "required")
+    assert_error(client.post(url, json={**good, "name": "Not Kebab"}), 400, "name")
+    assert_error(client.post(url, json={**good, "name": "x" * 65}), 400, "name")
+    assert_error(client.post(url, json={**good, "description": "d" * 1025}), 400, "description")
+    assert_error(client.post(url, json={**good, "language": "ruby"}), 400, "language")
+    assert_error(client.post(url, json={k: v for k, v in good.items() if k != "code"}), 400, "code")
+    assert_error(client.post(url, json={**good, "colour": "red"}), 400, "colour")
+    assert_error(client.post(url, json=[good]), 400)
+    nested = b'{"workspace_id": ' + b"[" * 5000 + b"]" * 5000 + b"}"
+    assert_error(client.post(url, content=nested, headers={"content-type": "application/json"}), 400)
+    assert_error(client.post(url, content=b'{"name": "\xff\xfe"}', headers={"content-type": "application/json"}), 400)
+    assert client.post(url, json=good).status_code == 201
+    assert_healthy(client)
+
+
+def test_body_over_the_limit_is_413(client: TestClient) -> None:
+    big = b'{"workspace_id": "' + b"x" * 2_000_000 + b'"}'
+    response = client.post("/v1/skills", content=big, headers={"content-type": "application/json"})
+    assert_error(response, 413)
+    assert_healthy(client)
+
+
+def test_rate_limit_is_429_with_retry_after_and_resets_with_the_clock(client: TestClient,
+                                                                      mock: MockApp) -> None:
+    url = f"/v1/skills?workspace_id={WS}"
+    for _ in range(120):
+        assert client.get(url).status_code == 200
+    response = client.get(url)
+    assert_error(response, 429, "Rate limit")
+    assert response.headers["retry-after"].isdigit() and int(response.headers["retry-after"]) >= 1
+    # The budget is the workspace's, whoever calls; another workspace is unaffected.
+    assert client.get(url, headers=auth(COLLEAGUE)).status_code == 429
+    assert client.get("/v1/skills?workspace_id=ws_alpine").status_code == 200
+    mock.clock.advance(int(response.headers["retry-after"]))
+    assert client.get(url).status_code == 200
+
+
+def test_requests_without_a_workspace_are_counted_per_token(client: TestClient,
+                                                            mock: MockApp) -> None:
+    mock.limiter.configure(per_minute=3)
+    try:
+        for _ in range(3):
+            assert client.get("/v1/models").status_code == 200
+        assert_error(client.get("/v1/workspaces"), 429)
+        assert client.get("/v1/models", headers=auth(READ)).status_code == 200
+    finally:
+        mock.limiter.configure(per_minute=120)
+
+
+def test_rate_limits_switch_off_and_per_workspace(client: TestClient, mock: MockApp) -> None:
+    mock.limiter.set_workspace_limit(WS, 2)
+    try:
+        url = f"/v1/skills?workspace_id={WS}"
+        assert [client.get(url).status_code for _ in range(3)] == [200, 200, 429]
+        mock.limiter.configure(enabled=False)
+        assert client.get(url).status_code == 200
+    finally:
+        mock.limiter.configure(enabled=True)
+        mock.limiter.set_workspace_limit(WS, None)
+
+
+def test_pagination_walks_every_item_once(client: TestClient) -> None:
+    everything = client.get(f"/v1/conversations?workspace_id={WS}&limit=100").json()
+    assert everything["has_more"] is False and everything["next_cursor"] is None
+    assert len(everything["data"]) > 20
+    seen: list[str] = []
+    cursor = None
+    while True:
+        params = {"workspace_id": WS, "limit": 3, **({"cursor": cursor} if cursor else {})}
+        page = client.get("/v1/conversations", params=params).json()
+        seen += [c["id"] for c in page["data"]]
+        assert (page["next_cursor"] is None) == (page["has_more"] is False)
+        if not page["has_more"]:
+            break
+        cursor = page["next_cursor"]
+    assert seen == [c["id"] for c in everything["data"]]
+    default = client.get(f"/v1/conversations?workspace_id={WS}").json()
+    assert len(default["data"]) == 20 and default["has_more"] is True
+
+
+def test_cursor_reused_with_other_filters_or_another_list_is_400(client: TestClient) -> None:
+    page = client.get(f"/v1/conversations?workspace_id={WS}&limit=2").json()
+    cursor = page["next_cursor"]
+    ok = client.get("/v1/conversations", params={"workspace_id": WS, "limit": 5, "cursor": cursor})
+    assert ok.status_code == 200
+    for params in ({"order": "asc"}, {"sort_by": "follow_up_at"}, {"archived": "true"}):
+        response = client.get("/v1/conversations",
+                              params={"workspace_id": WS, "cursor": cursor, **params})
+        assert_error(response, 400, "cursor")
+    assert_error(client.get("/v1/tickets", params={"workspace_id": WS, "cursor": cursor}), 400,
+                 "cursor")
+
+
+def test_self_check_fails_loudly_on_an_undocumented_field(mock: MockApp,
+                                                          client: TestClient) -> None:
+    original = mock.handlers["listModels"]
+    mock.handlers["listModels"] = lambda ctx: {"data": [], "surprise": True}
+    try:
+        with pytest.raises(ResponseContractViolation, match="surprise"):
+            client.get("/v1/models")
+    finally:
+        mock.handlers["listModels"] = original
+
+
+def test_every_error_status_is_documented_for_its_operation(mock: MockApp) -> None:
+    # The self-check refuses undocumented statuses; this pins the statuses the engine emits.
+    for op in mock.spec.operations:
+        assert {401, 429} <= set(op.responses), op.operation_id
+        if op.requires_write or op.workspace_source:
+            assert 403 in op.responses, op.operation_id
