@@ -1,0 +1,355 @@
+"""Custom code tools: user-written Python or JavaScript functions an agent calls.
+
+The mock never executes code. Writes check it statically (documented: it defines `main` and
+contains a return statement); a run answers deterministically from the code's shape: the first
+top-level statement of main's body that is a `return` or a `raise`/`throw` decides between
+success and a failure of the tool's own code (still 200, with success false, as documented).
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import re
+from typing import Any
+
+import orjson
+
+from ..context import Context
+from ..errors import BadRequest, Conflict
+from ..store import Record
+from . import operation
+
+__all__: list[str] = []
+
+_PATCHABLE = ("name", "description", "language", "code", "parameters",
+              "execution_message_description", "enable_globally")
+
+# -- static checks ----------------------------------------------------------------------------
+
+_PY_MAIN = re.compile(r"^([ \t]*)(?:async[ \t]+)?def[ \t]+main[ \t]*\(", re.MULTILINE)
+_JS_MAIN = re.compile(
+    r"\b(?:async\s+)?function\s+main\s*\("
+    r"|\b(?:const|let|var)\s+main\s*=\s*(?:async\s*)?(?:\([^)]*\)|[A-Za-z_$][\w$]*)\s*=>"
+)
+_RETURN = re.compile(r"\breturn\b")
+_ENTRYPOINTS = {"python": "def main(**params)", "javascript": "async function main(params)"}
+
+
+def _without_comment_lines(code: str, marker: str) -> str:
+    return "\n".join("" if line.lstrip().startswith(marker) else line
+                     for line in code.splitlines())
+
+
+def check_code(language: str, code: str) -> None:
+    """400 naming `code` unless it defines main and contains a return statement."""
+    text = _without_comment_lines(code, "#" if language == "python" else "//")
+    main = _PY_MAIN if language == "python" else _JS_MAIN
+    if not main.search(text):
+        forms = ("`def main(` or `async def main(`" if language == "python" else
+                 "`function main(`, `async function main(` or `const main = (...) =>`")
+        raise BadRequest(f"body field 'code': {language} code must define the entrypoint "
+                         f"{_ENTRYPOINTS[language]}; no {forms} found")
+    if not _RETURN.search(text):
+        raise BadRequest(f"body field 'code': {language} code must contain a return statement "
+                         "(main returns an object with a string key `message`)")
+
+
+# -- deterministic runs ------------------------------------------------------------------------
+
+
+def _python_main_statements(code: str) -> list[tuple[int, str]]:
+    """(line number, text) of each top-level statement line of main's body."""
+    lines = code.splitlines()
+    start = next((i for i, line in enumerate(lines) if _PY_MAIN.match(line)), None)
+    if start is None:
+        return []
+    found = _PY_MAIN.match(lines[start])
+    assert found is not None
+    def_indent = len(found.group(1).expandtabs())
+    # The signature ends at the first line ending with ':'; a one-line body may follow it.
+    end = start
+    while end < len(lines) and not lines[end].split("#")[0].rstrip().endswith(":"):
+        _head, sep, rest = lines[end].partition("):")
+        if sep and rest.strip():
+            return [(end + 1, rest.strip())]
+        end += 1
+    statements: list[tuple[int, str]] = []
+    body_indent: int | None = None
+    for number, line in enumerate(lines[end + 1:], start=end + 2):
+        stripped = line.strip()
+        if not stripped or stripped.startswith("#"):
+            continue
+        indent = len(line) - len(line.lstrip())
+        if indent <= def_indent:
+            break
+        if body_indent is None:
+            body_indent = indent
+        if indent == body_indent:
+            statements.append((number, stripped))
+    return statements
+
+
+def _javascript_main_statements(code: str) -> list[tuple[int, str]]:
+    """(line number, text) of each statement at the top level of main's block body."""
+    found = _JS_MAIN.search(code)
+    if not found:
+        return []
+    pos = found.end()
+    if "=>" not in found.group(0):  # function form: skip the parameter list
+        depth = 1
+        while pos < len(code) and depth:
+            depth += {"(": 1, ")": -1}.get(code[pos], 0)
+            pos += 1
+    while pos < len(code) and code[pos].isspace():
+        pos += 1
+    if pos >= len(code) or code[pos] != "{":
+        return []  # an arrow function with an expression body has no statements
+    statements: list[tuple[int, str]] = []
+    depth, current, line_no = 0, "", code.count("\n", 0, pos) + 1
+    start_line = line_no
+    i = pos
+    while i < len(code):
+        ch = code[i]
+        if ch in "\"'`":  # copy a string literal whole
+            j = i + 1
+            while j < len(code) and code[j] != ch:
+                j += 2 if code[j] == "\\" else 1
+            if depth == 1:
+                current += code[i:j + 1]
+            line_no += code.count("\n", i, j + 1)
+            i = j + 1
+            continue
+        if code.startswith("//", i):
+            j = code.find("\n", i)
+            i = len(code) if j < 0 else j
+            continue
+        if code.startswith("/*", i):
+            j = code.find("*/", i + 2)
+            j = len(code) if j < 0 else j + 2
+            line_no += code.count("\n", i, j)
+            i = j
+            continue
+        if ch == "{":
+            depth += 1
+        elif ch == "}":
+            depth -= 1
+            if depth == 0:
+                break
+        elif depth == 1 and ch in ";\n":
+            if current.strip():
+                statements.append((start_line, current.strip()))
+            current = ""
+        elif depth == 1:
+            if not current.strip():
+                start_line = line_no
+            current += ch
+        if ch == "\n":
+            line_no += 1
+        i += 1
+    if current.strip():
+        statements.append((start_line, current.strip()))
+    return statements
+
+
+def _literal_text(args: str) -> str:
+    args = args.strip()
+    if len(args) > 1 and args[0] == args[-1] == "`":
+        return args[1:-1]  # a JavaScript template literal, shown as written
+    try:
+        value = ast.literal_eval(args)
+    except (ValueError, SyntaxError):
+        return args.strip()
+    return value if isinstance(value, str) else repr(value)
+
+
+def _failure(language: str, code: str) -> tuple[str, str] | None:
+    """(error, logs) when main's first deciding top-level statement raises, else None."""
+    if language == "python":
+        statements, marker = _python_main_statements(code), "raise"
+    else:
+        statements, marker = _javascript_main_statements(code), "throw"
+    for line, text in statements:
+        if re.match(r"return\b", text):
+            return None
+        if re.match(rf"{marker}\b", text):
+            thrown = text[len(marker):].strip().rstrip(";")
+            call = re.fullmatch(r"(?:new\s+)?([A-Za-z_$][\w.$]*)\s*(?:\((.*)\))?", thrown, re.S)
+            if not thrown:
+                error = "RuntimeError: No active exception to reraise"
+            elif call:
+                name, args = call.group(1), call.group(2)
+                error = f"{name}: {_literal_text(args)}" if args else name
+            else:
+                error = f"Uncaught {_literal_text(thrown)}"
+            if language == "python":
+                logs = ("Traceback (most recent call last):\n"
+                        f'  File "main.py", line {line}, in main\n    {text}\n{error}')
+            else:
+                logs = f"{error}\n    at main (main.js:{line})"
+            return error, logs
+    return None
+
+
+_TYPES: dict[str, tuple[type, ...]] = {"string": (str,), "number": (int, float),
+                                       "boolean": (bool,), "object": (dict,), "array": (list,)}
+
+
+def _check_arguments(tool: Record, arguments: dict[str, Any]) -> None:
+    for name, spec in tool.get("parameters", {}).items():
+        value = arguments.get(name)
+        if value is None:
+            # Inferred: null counts as not given.
+            if spec.get("required"):
+                raise BadRequest(f"body field 'parameters': required parameter {name!r} of "
+                                 f"tool {tool['name']!r} is missing")
+            continue
+        kind = spec.get("type", "string")
+        ok = isinstance(value, _TYPES.get(kind, (object,)))
+        if kind in ("number", "string", "object", "array") and isinstance(value, bool):
+            ok = False
+        # Inferred: arguments of the wrong declared type, or outside enum_values, are rejected
+        # too (the reference: a non-2xx answers only rejected arguments or an unknown tool).
+        if not ok:
+            raise BadRequest(f"body field 'parameters/{name}': expected a {kind}, got "
+                             f"{orjson.dumps(value).decode()[:60]}")
+        if spec.get("enum_values") and value not in spec["enum_values"]:
+            raise BadRequest(f"body field 'parameters/{name}': {value!r} is not one of "
+                             f"{spec['enum_values']}")
+
+
+# -- handlers ----------------------------------------------------------------------------------
+
+
+def _check_name_free(ctx: Context, workspace_id: str, name: str, own_id: str | None) -> None:
+    taken = ctx.store.find("custom_tools", lambda t: t["workspace_id"] == workspace_id
+                           and t["name"] == name and t["id"] != own_id)
+    if taken:
+        # Documented: names are unique in the workspace; 409 is inferred (the description has
+        # no status for it): the body is valid, the workspace's state conflicts with it.
+        raise Conflict(f"body field 'name': a custom tool named {name!r} already exists in "
+                       f"workspace {workspace_id!r} ({taken[0]['id']})")
+
+
+@operation("listCustomTools")
+def list_custom_tools(ctx: Context) -> dict[str, Any]:
+    return ctx.page("custom_tools", partition={"workspace_id": ctx.workspace_id},
+                    order=("created_at",), descending=True, render="CustomTool")
+
+
+@operation("getCustomTool")
+def get_custom_tool(ctx: Context) -> dict[str, Any]:
+    assert ctx.resource is not None
+    return {"data": ctx.shape(ctx.resource, "CustomTool")}
+
+
+@operation("createCustomTool")
+def create_custom_tool(ctx: Context) -> dict[str, Any]:
+    body: dict[str, Any] = ctx.body
+    workspace_id = body["workspace_id"]
+    check_code(body["language"], body["code"])
+    _check_name_free(ctx, workspace_id, body["name"], None)
+    now = ctx.now()
+    tool = ctx.store.insert("custom_tools", {
+        "id": ctx.new_id("custom_tools"),
+        "workspace_id": workspace_id,
+        "name": body["name"],
+        "description": body["description"],
+        "language": body["language"],
+        "code": body["code"],
+        "parameters": body.get("parameters", {}),
+        # Inferred: no status line unless one is given.
+        "execution_message_description": body.get("execution_message_description", ""),
+        "enable_globally": body.get("enable_globally", False),
+        "validated": True,  # the static check above passed
+        "version": 1,
+        "created_at": now,
+        "updated_at": now,
+    })
+    return {"data": ctx.shape(tool, "CustomTool")}
+
+
+@operation("updateCustomTool")
+def update_custom_tool(ctx: Context) -> dict[str, Any]:
+    tool = ctx.resource
+    assert tool is not None
+    body: dict[str, Any] = ctx.body
+    changes: dict[str, Any] = {k: v for k, v in body.items() if k in _PATCHABLE}
+    if "code" in changes or "language" in changes:
+        # A language change re-checks the (possibly unchanged) code against the new language.
+        merged = {**tool, **changes}
+        check_code(merged["language"], merged["code"])
+        changes["validated"] = True
+    if "name" in changes:
+        _check_name_free(ctx, tool["workspace_id"], changes["name"], tool["id"])
+    # Documented: a code change bumps the version, by exactly one (inferred); nothing else does,
+    # and sending the same code again is no change. `parameters` replaces the whole map.
+    if "code" in changes and changes["code"] != tool["code"]:
+        changes["version"] = tool["version"] + 1
+    changes["updated_at"] = ctx.now()
+    tool = ctx.store.update("custom_tools", tool["id"], changes)
+    return {"data": ctx.shape(tool, "CustomTool")}
+
+
+@operation("runCustomTool")
+def run_custom_tool(ctx: Context) -> dict[str, Any]:
+    tool = ctx.resource
+    assert tool is not None
+    arguments: dict[str, Any] = (ctx.body or {}).get("parameters") or {}
+    _check_arguments(tool, arguments)
+    canonical = orjson.dumps(arguments, option=orjson.OPT_SORT_KEYS)
+    digest = hashlib.blake2b(f"{tool['id']}:{tool['version']}:".encode() + canonical,
+                             digest_size=4).digest()
+    run_time_ms = 20 + int.from_bytes(digest, "big") % 1480  # deterministic, 20..1499 ms
+    failure = _failure(tool["language"], tool["code"])
+    if failure is not None:
+        error, logs = failure
+        return {"data": {"success": False, "message": None, "result": None, "error": error,
+                         "logs": logs, "run_time_ms": run_time_ms}}
+    names = ", ".join(sorted(arguments)) or "no parameters"
+    message = f"{tool['name']} ran with {names}"
+    return {"data": {"success": True, "message": message,
+                     "result": {"message": message, "rawData": arguments},
+                     "error": None, "logs": None, "run_time_ms": run_time_ms}}
+
+
+# Inferred content (the reference lists the fields' topics, not their values): the documented
+# contract (signatures, return shape) plus plausible module and package lists.
+_RUNTIMES: list[dict[str, Any]] = [
+    {
+        "language": "python",
+        "runtime": "Python 3.12",
+        "entrypoint_signature": "def main(**params)",
+        "return_shape": '{"message": str, "rawData": Any (optional)}',
+        "starter_template": (
+            "def main(**params):\n"
+            "    name = params.get(\"name\", \"world\")\n"
+            "    return {\"message\": f\"Hello, {name}!\", \"rawData\": {\"name\": name}}\n"
+        ),
+        "builtin_modules": ["base64", "collections", "datetime", "decimal", "hashlib", "itertools",
+                            "json", "math", "random", "re", "statistics", "string", "time",
+                            "urllib.parse", "uuid", "zoneinfo"],
+        "auto_install_packages": ["beautifulsoup4", "httpx", "numpy", "pandas", "pydantic",
+                                  "python-dateutil", "pytz", "requests"],
+    },
+    {
+        "language": "javascript",
+        "runtime": "Bun 1.x",
+        "entrypoint_signature": "async function main(params)",
+        "return_shape": "{ message: string, rawData?: any }",
+        "starter_template": (
+            "async function main(params) {\n"
+            "  const name = params.name ?? \"world\";\n"
+            "  return { message: `Hello, ${name}!`, rawData: { name } };\n"
+            "}\n"
+        ),
+        "builtin_modules": ["Buffer", "URL", "URLSearchParams", "crypto", "fetch",
+                            "node:crypto", "node:path", "node:url", "TextDecoder", "TextEncoder"],
+        "auto_install_packages": ["axios", "cheerio", "date-fns", "dayjs", "lodash", "zod"],
+    },
+]
+
+
+@operation("listCustomToolRuntimes")
+def list_custom_tool_runtimes(ctx: Context) -> dict[str, Any]:
+    return {"data": _RUNTIMES}

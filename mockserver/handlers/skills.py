@@ -1,0 +1,79 @@
+"""Skills: workspace agent skills, attachable to agents (optionally to all of them on create)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..context import Context
+from ..errors import BadRequest
+from . import operation
+
+__all__: list[str] = []
+
+_PATCHABLE = ("name", "display_name", "description", "body", "allowed_tools", "tags", "enabled")
+
+
+def _check_name_free(ctx: Context, workspace_id: str, name: str, own_id: str | None) -> None:
+    # Inferred: a skill name (slug-like, e.g. booking-policy) is unique within its workspace.
+    # The document lists no 409 for skills, so a taken name is an invalid body field (400).
+    taken = ctx.store.find("skills", lambda s: s["workspace_id"] == workspace_id
+                           and s["name"] == name and s["id"] != own_id)
+    if taken:
+        raise BadRequest(f"body field 'name': a skill named {name!r} already exists in "
+                         f"workspace {workspace_id!r} ({taken[0]['id']})")
+
+
+@operation("listSkills")
+def list_skills(ctx: Context) -> dict[str, Any]:
+    return ctx.page("skills", partition={"workspace_id": ctx.workspace_id},
+                    order=("created_at",), descending=True, render="Skill")
+
+
+@operation("getSkill")
+def get_skill(ctx: Context) -> dict[str, Any]:
+    assert ctx.resource is not None
+    return {"data": ctx.shape(ctx.resource, "Skill")}
+
+
+@operation("createSkill")
+def create_skill(ctx: Context) -> dict[str, Any]:
+    body: dict[str, Any] = ctx.body
+    workspace_id = body["workspace_id"]
+    _check_name_free(ctx, workspace_id, body["name"], None)
+    now = ctx.now()
+    skill = ctx.store.insert("skills", {
+        "id": ctx.new_id("skills"),
+        "workspace_id": workspace_id,
+        "name": body["name"],
+        # Inferred defaults of omitted fields: no display name and no tool restriction (null),
+        # no tags ([]), enabled (the document's default).
+        "display_name": body.get("display_name"),
+        "description": body["description"],
+        "body": body["body"],
+        "allowed_tools": body.get("allowed_tools"),
+        "tags": body.get("tags", []),
+        "enabled": body.get("enabled", True),
+        "created_at": now,
+        "updated_at": now,
+    })
+    # Documented: the caller chooses explicitly; true attaches the new skill to every existing
+    # V2 agent of the workspace (soft-deleted agents are gone and do not get it), false to none.
+    if body["auto_assign_to_existing_v2_agents"]:
+        for agent in ctx.store.find("agents", lambda a: a["workspace_id"] == workspace_id):
+            ctx.store.update("agents", agent["id"], {
+                "skill_ids": [*agent.get("skill_ids", []), skill["id"]], "updated_at": now})
+    return {"data": ctx.shape(skill, "Skill")}
+
+
+@operation("updateSkill")
+def update_skill(ctx: Context) -> dict[str, Any]:
+    skill = ctx.resource
+    assert skill is not None
+    body: dict[str, Any] = ctx.body
+    if "name" in body:
+        _check_name_free(ctx, skill["workspace_id"], body["name"], skill["id"])
+    # Only supplied fields change; an explicit null clears display_name, allowed_tools, tags.
+    changes = {k: v for k, v in body.items() if k in _PATCHABLE}
+    changes["updated_at"] = ctx.now()
+    skill = ctx.store.update("skills", skill["id"], changes)
+    return {"data": ctx.shape(skill, "Skill")}

@@ -1,0 +1,293 @@
+"""V2 chat agents: create defaults and checks, patch semantics, soft delete, dispatch, tools,
+runs and connections."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from starlette.testclient import TestClient
+
+from mockserver.app import MockApp
+
+from ._family_seed import (
+    ALPINE,
+    DESERT,
+    HARBOR,
+    READ,
+    agent_run,
+    auth,
+    builtin_tool,
+    connection,
+    model,
+)
+
+
+def create(client: TestClient, **body: Any) -> dict[str, Any]:
+    response = client.post("/v1/agents", json={"workspace_id": HARBOR, "name": "Concierge",
+                                                **body})
+    assert response.status_code == 201, response.text
+    return response.json()["data"]
+
+
+def skill(client: TestClient, name: str, ws: str = HARBOR) -> dict[str, Any]:
+    response = client.post("/v1/skills", json={
+        "workspace_id": ws, "name": name, "description": f"{name} rules", "body": "Be kind.",
+        "auto_assign_to_existing_v2_agents": False})
+    assert response.status_code == 201, response.text
+    return response.json()["data"]
+
+
+def message_trigger(name: str = "Guest messages", **over: Any) -> dict[str, Any]:
+    return {"name": name, "type": "message",
+            "config": {"inboxTypeId": "guest", "channels": ["email"]}, **over}
+
+
+def test_create_fills_defaults(client: TestClient) -> None:
+    agent = create(client)
+    assert agent["model"] == "default"
+    assert agent["operation_mode"] == "copilot"
+    assert agent["autopilot_schedule"] is None
+    assert agent["version"] == "v2" and agent["enabled"] is True
+    assert agent["skills"] == [] and agent["triggers"] == [] and agent["guardrails"] == []
+    assert agent["created_at"] == agent["updated_at"]
+    fetched = client.get(f"/v1/agents/{agent['id']}").json()["data"]
+    assert fetched == agent
+
+
+def test_create_generates_guardrail_and_trigger_ids(client: TestClient) -> None:
+    agent = create(client, guardrails=[{"title": "No refunds", "knowledge": "Never promise."},
+                                       {"id": "gr_keep", "title": "Tone", "knowledge": "Warm."}],
+                   triggers=[message_trigger(), message_trigger("Cron", type="cron",
+                                                                enabled=False)])
+    ids = [g["id"] for g in agent["guardrails"]]
+    assert ids[0] and ids[1] == "gr_keep"
+    first, second = agent["triggers"]
+    assert first["id"] and first["id"] != second["id"]
+    assert first["workspace_id"] == HARBOR and first["enabled"] is True
+    assert first["description"] is None and second["enabled"] is False
+    assert first["created_at"] == first["updated_at"]
+
+
+def test_create_resolves_skills_and_connections(client: TestClient, mock: MockApp) -> None:
+    model(mock, "openai:gpt-t-1")
+    connection(mock, "t_cn1", HARBOR)
+    s = skill(client, "t-booking-policy")
+    agent = create(client, skill_ids=[s["id"], s["id"]], model="openai:gpt-t-1",
+                   connection_ids=["t_cn1"])
+    assert agent["skill_ids"] == [s["id"]]
+    assert agent["skills"] == [{"id": s["id"], "name": s["name"],
+                                "description": s["description"], "enabled": True}]
+    assert agent["model"] == "openai:gpt-t-1"
+    connections = client.get(f"/v1/agents/{agent['id']}/connections").json()
+    assert [c["id"] for c in connections["data"]] == ["t_cn1"]
+    assert set(connections) == {"data"}
+
+
+@pytest.mark.parametrize(("field", "value", "named"), [
+    ("skill_ids", ["ks_no_such_skill"], "ks_no_such_skill"),
+    ("model", "nobody:no-model", "nobody:no-model"),
+    ("connection_ids", ["cn_no_such"], "cn_no_such"),
+])
+def test_create_refuses_unknown_references(client: TestClient, field: str, value: Any,
+                                           named: str) -> None:
+    before = client.get("/v1/agents", params={"workspace_id": HARBOR, "limit": 100}).json()
+    response = client.post("/v1/agents", json={"workspace_id": HARBOR, "name": "X",
+                                                field: value})
+    assert response.status_code == 400
+    assert field in response.json()["error"] and named in response.json()["error"]
+    after = client.get("/v1/agents", params={"workspace_id": HARBOR, "limit": 100}).json()
+    assert after["data"] == before["data"]
+
+
+def test_skill_of_another_workspace_is_unknown(client: TestClient) -> None:
+    alpine_skill = skill(client, "t-alpine-only", ws=ALPINE)
+    response = client.post("/v1/agents", json={"workspace_id": HARBOR, "name": "X",
+                                                "skill_ids": [alpine_skill["id"]]})
+    assert response.status_code == 400 and alpine_skill["id"] in response.json()["error"]
+
+
+def test_list_is_newest_first_and_workspace_scoped(client: TestClient) -> None:
+    older = create(client, name="Older")
+    newer = create(client, name="Newer")
+    alpine = client.post("/v1/agents", json={"workspace_id": ALPINE, "name": "A"}).json()["data"]
+    listed = client.get("/v1/agents", params={"workspace_id": HARBOR, "limit": 100}).json()
+    ids = [a["id"] for a in listed["data"]]
+    assert ids.index(newer["id"]) < ids.index(older["id"])
+    assert alpine["id"] not in ids
+    stamps = [a["created_at"] for a in listed["data"]]
+    assert stamps == sorted(stamps, reverse=True)
+
+
+def test_patch_changes_only_supplied_fields(client: TestClient) -> None:
+    first = skill(client, "t-first")
+    second = skill(client, "t-second")
+    agent = create(client, description="Front desk", skill_ids=[first["id"]],
+                   triggers=[message_trigger()])
+    response = client.patch(f"/v1/agents/{agent['id']}", json={
+        "name": "Renamed", "skill_ids": [second["id"]], "operation_mode": "autopilot"})
+    assert response.status_code == 200
+    patched = response.json()["data"]
+    assert patched["name"] == "Renamed" and patched["operation_mode"] == "autopilot"
+    assert patched["skill_ids"] == [second["id"]]  # replaced, not merged
+    assert [s["id"] for s in patched["skills"]] == [second["id"]]
+    assert patched["description"] == "Front desk"
+    assert patched["triggers"] == agent["triggers"]  # not sent: unchanged
+    assert patched["updated_at"] > agent["updated_at"]
+    assert patched["created_at"] == agent["created_at"]
+    assert client.get(f"/v1/agents/{agent['id']}").json()["data"] == patched
+
+
+def test_patch_replaces_triggers_wholesale(client: TestClient) -> None:
+    agent = create(client, triggers=[message_trigger("a"), message_trigger("b")])
+    patched = client.patch(f"/v1/agents/{agent['id']}",
+                           json={"triggers": [message_trigger("c")]}).json()["data"]
+    assert [t["name"] for t in patched["triggers"]] == ["c"]
+    assert patched["triggers"][0]["id"] not in {t["id"] for t in agent["triggers"]}
+
+
+def test_patch_checks_references_and_changes_nothing(client: TestClient) -> None:
+    agent = create(client)
+    response = client.patch(f"/v1/agents/{agent['id']}",
+                            json={"name": "New", "skill_ids": ["ks_missing"]})
+    assert response.status_code == 400 and "skill_ids" in response.json()["error"]
+    response = client.patch(f"/v1/agents/{agent['id']}", json={"model": "x:unknown"})
+    assert response.status_code == 400 and "model" in response.json()["error"]
+    assert client.get(f"/v1/agents/{agent['id']}").json()["data"] == agent
+
+
+def test_patch_needs_write_access(client: TestClient) -> None:
+    agent = create(client)
+    response = client.patch(f"/v1/agents/{agent['id']}", json={"name": "x"}, headers=auth(READ))
+    assert response.status_code == 403
+
+
+def test_delete_is_soft_and_hides_the_agent(client: TestClient, mock: MockApp) -> None:
+    agent = create(client, triggers=[message_trigger()])
+    response = client.delete(f"/v1/agents/{agent['id']}")
+    assert response.status_code == 200
+    assert response.json() == {"data": {"id": agent["id"], "deleted": True}}
+    assert client.get(f"/v1/agents/{agent['id']}").status_code == 404
+    listed = client.get("/v1/agents", params={"workspace_id": HARBOR, "limit": 100}).json()
+    assert agent["id"] not in [a["id"] for a in listed["data"]]
+    kept = mock.store.get("deleted_agents", agent["id"])
+    assert kept is not None and kept["triggers"] == []  # removed from its triggers
+    assert client.delete(f"/v1/agents/{agent['id']}").status_code == 404
+    assert client.post(f"/v1/agents/{agent['id']}/run", json={}).status_code == 404
+
+
+def test_run_with_a_single_trigger_needs_no_trigger_id(client: TestClient) -> None:
+    agent = create(client, triggers=[message_trigger()])
+    response = client.post(f"/v1/agents/{agent['id']}/run", json={})
+    assert response.status_code == 200
+    dispatch = response.json()["data"]
+    trigger = agent["triggers"][0]
+    assert dispatch["dispatched"] is True
+    assert dispatch["trigger_id"] == trigger["id"] and dispatch["trigger_type"] == "message"
+    runs = client.get(f"/v1/agents/{agent['id']}/runs").json()["data"]
+    assert len(runs) == 1
+    run = runs[0]
+    assert run["run_id"] == dispatch["run_id"] and run["status"] == "accepted"
+    assert run["completed_at"] is None and run["trigger_id"] == trigger["id"]
+    assert run["trace_id"]
+
+
+def test_run_with_several_triggers_needs_a_known_trigger_id(client: TestClient) -> None:
+    agent = create(client, triggers=[message_trigger("a"),
+                                     message_trigger("b", type="cron", config={})])
+    missing = client.post(f"/v1/agents/{agent['id']}/run", json={})
+    assert missing.status_code == 400 and "trigger_id" in missing.json()["error"]
+    unknown = client.post(f"/v1/agents/{agent['id']}/run", json={"trigger_id": "tr_nope"})
+    assert unknown.status_code == 400 and "tr_nope" in unknown.json()["error"]
+    cron = agent["triggers"][1]
+    chosen = client.post(f"/v1/agents/{agent['id']}/run", json={"trigger_id": cron["id"]})
+    assert chosen.json()["data"]["trigger_type"] == "cron"
+    assert client.get(f"/v1/agents/{agent['id']}/runs").json()["data"][0]["trigger_id"] == \
+        cron["id"]
+
+
+def test_run_without_triggers_is_refused(client: TestClient) -> None:
+    agent = create(client)
+    response = client.post(f"/v1/agents/{agent['id']}/run", json={})
+    assert response.status_code == 400 and "trigger_id" in response.json()["error"]
+
+
+@pytest.mark.parametrize("patch", [{"operation_mode": "inactive"}, {"enabled": False}])
+def test_inactive_agent_is_not_dispatched(client: TestClient, patch: dict[str, Any]) -> None:
+    agent = create(client, triggers=[message_trigger()])
+    client.patch(f"/v1/agents/{agent['id']}", json=patch)
+    dispatch = client.post(f"/v1/agents/{agent['id']}/run", json={}).json()["data"]
+    assert dispatch["dispatched"] is False and dispatch["run_id"] is None
+    assert client.get(f"/v1/agents/{agent['id']}/runs").json()["data"] == []
+
+
+def test_runs_are_newest_first_filtered_and_per_agent(client: TestClient,
+                                                      mock: MockApp) -> None:
+    agent = create(client)
+    other = create(client, name="Other")
+    agent_run(mock, "t_ar1", agent["id"], HARBOR, "completed", "2026-01-01T00:00:00.000Z")
+    agent_run(mock, "t_ar2", agent["id"], HARBOR, "failed", "2026-01-03T00:00:00.000Z")
+    agent_run(mock, "t_ar3", agent["id"], HARBOR, "completed", "2026-01-02T00:00:00.000Z")
+    agent_run(mock, "t_ar4", other["id"], HARBOR, "completed", "2026-01-04T00:00:00.000Z")
+    runs = client.get(f"/v1/agents/{agent['id']}/runs").json()["data"]
+    assert [r["id"] for r in runs] == ["t_ar2", "t_ar3", "t_ar1"]
+    completed = client.get(f"/v1/agents/{agent['id']}/runs",
+                           params={"status": "completed", "limit": 1}).json()
+    assert [r["id"] for r in completed["data"]] == ["t_ar3"] and completed["has_more"]
+    rest = client.get(f"/v1/agents/{agent['id']}/runs", params={
+        "status": "completed", "limit": 1, "cursor": completed["next_cursor"]}).json()
+    assert [r["id"] for r in rest["data"]] == ["t_ar1"] and rest["next_cursor"] is None
+
+
+def test_tools_merge_builtins_and_custom_with_agent_overrides(client: TestClient,
+                                                             mock: MockApp) -> None:
+    builtin_tool(mock, "t_bt_on", "t-search-kb", enabled=True)
+    builtin_tool(mock, "t_bt_off", "t-send-sms", enabled=False, connection_required=True)
+    for name, globally in [("t-quote", True), ("t-lookup", False)]:
+        response = client.post("/v1/custom-tools", json={
+            "workspace_id": HARBOR, "name": name, "description": "d", "language": "python",
+            "code": "def main(**params):\n    return {'message': 'ok'}\n",
+            "enable_globally": globally})
+        assert response.status_code == 201
+    agent = create(client)
+    mock.store.update("agents", agent["id"], {"_tool_states": {"t_bt_on": False,
+                                                               "t-lookup": True}})
+    tools = client.get(f"/v1/agents/{agent['id']}/tools").json()["data"]
+    by_name = {t["name"]: t for t in tools}
+    assert by_name["t-search-kb"]["enabled"] is False  # agent override
+    assert by_name["t-send-sms"]["enabled"] is False  # catalogue default
+    assert by_name["t-quote"]["enabled"] is True  # enable_globally
+    assert by_name["t-lookup"]["enabled"] is True  # agent override
+    assert by_name["t-quote"]["source"] == "custom" and by_name["t-quote"]["language"] == "python"
+    assert "connection_required" not in by_name["t-send-sms"]
+    custom = client.get(f"/v1/agents/{agent['id']}/tools", params={"source": "custom"}).json()
+    assert {t["source"] for t in custom["data"]} == {"custom"}
+    assert {"t-quote", "t-lookup"} <= {t["name"] for t in custom["data"]}
+    builtin = client.get(f"/v1/agents/{agent['id']}/tools", params={"source": "builtin"}).json()
+    assert {t["source"] for t in builtin["data"]} == {"builtin"}
+    bad = client.get(f"/v1/agents/{agent['id']}/tools", params={"source": "mcp"})
+    assert bad.status_code == 400 and "source" in bad.json()["error"]
+
+
+def test_catalogue_shows_defaults_and_connection_flag(client: TestClient,
+                                                      mock: MockApp) -> None:
+    builtin_tool(mock, "t_bt_off", "t-send-sms", enabled=False, connection_required=True)
+    response = client.get("/v1/agents/tools", params={"workspace_id": ALPINE})
+    assert response.status_code == 200
+    tools = {t["id"]: t for t in response.json()["data"]}
+    assert tools["t_bt_off"]["enabled"] is False
+    assert tools["t_bt_off"]["connection_required"] is True
+    assert len(tools) == mock.store.count("builtin_tools")
+    assert client.get("/v1/agents/tools", params={"workspace_id": DESERT}).status_code == 403
+
+
+def test_every_agent_of_the_dataset_reads_back(client: TestClient, mock: MockApp) -> None:
+    # The self-check validates each answer against the document.
+    for agent in list(mock.store.all("agents")):
+        if agent["workspace_id"] not in (HARBOR, ALPINE):
+            continue
+        data = client.get(f"/v1/agents/{agent['id']}").json()["data"]
+        assert [s["id"] for s in data["skills"]] == [
+            k for k in agent["skill_ids"] if mock.store.get("skills", k) is not None]
+        for sub in ("tools", "runs", "connections"):
+            assert client.get(f"/v1/agents/{agent['id']}/{sub}").status_code == 200
