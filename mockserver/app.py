@@ -211,7 +211,7 @@ class MockApp:
                 except (ApiError, ClientDisconnect, RuntimeError):
                     body = None
             self.journal.record(
-                time=self.clock.now(), method=method, path=path,
+                time_ms=self.clock.now_ms(), method=method, path=path,
                 query_string=scope.get("query_string", b""),
                 raw_headers=list(scope.get("headers", ())), body=body,
                 status=response.status_code, response_body=response.body,
@@ -383,8 +383,12 @@ def create_app(config: Config | None = None, *, mock: MockApp | None = None) -> 
     async def not_found(request: Request, exc: Exception) -> Response:
         return error_response(NotFound(f"No such path: {request.url.path}"))
 
+    async def not_allowed(request: Request, exc: Exception) -> Response:
+        return error_response(MethodNotAllowed(
+            f"Method {request.method} is not allowed on {request.url.path}"))
+
     routes = [_PipelineRoute(mock), *control_routes(mock), *docs_routes(mock), *_storage_routes()]
-    app = Starlette(routes=routes, exception_handlers={404: not_found})
+    app = Starlette(routes=routes, exception_handlers={404: not_found, 405: not_allowed})
     app.state.mock = mock
     # Every other path goes through the pipeline too (it answers 404 naming the path).
     app.router.default = mock

@@ -162,7 +162,7 @@ class _Builder:
         topic = rng.choice(_TOPICS if ws == "ws_alpine" else [t for t in _TOPICS if t[0] != "ski_pass"])
         created = rng.randrange(_START, _END - 20 * _DAY)
         wants_ticket = rng.random() < 0.3
-        count = rng.choice((0, 1, 2, 2, 2, 3, 4)) if not wants_ticket else rng.choice((2, 3, 4))
+        count = rng.choice((0, 1, 1, 1, 2, 3)) if not wants_ticket else rng.choice((2, 2, 3))
         agent_id, trigger_id, agent_name = self.agent[ws]
         ai_replies = rng.random() < 0.6
         human = self.person(ws)

@@ -100,7 +100,9 @@ class Store:
         self.seed = seed
         self.key_fields = dict(key_fields)
         self.lock = threading.RLock()
-        self._seed_tables = {name: dict(rows) for name, rows in seed_tables.items()}
+        # The seeded tables are kept as given (never written: every write goes to the copy
+        # that reset() makes), so a large dataset is not held twice.
+        self._seed_tables = seed_tables
         self._tables: dict[str, dict[str, Record]] = {}
         self._indexes: dict[tuple[str, tuple[str, ...], tuple[str, ...]], Index] = {}
         self._by_table: dict[str, list[Index]] = {}
@@ -124,7 +126,7 @@ class Store:
     def load(self, tables: Mapping[str, Mapping[str, Record]]) -> None:
         """Replace the seeded state (and the current state) with other tables."""
         with self.lock:
-            self._seed_tables = {name: dict(rows) for name, rows in tables.items()}
+            self._seed_tables = tables
             self.reset()
 
     # -- identities and time --------------------------------------------------------------

@@ -394,4 +394,4 @@ def test_overlay_replaces_a_record_by_key(spec: Spec, tmp_path: Path) -> None:
     merged = load_dataset([default_fixtures_dir(), tmp_path], spec=spec)
     assert merged.tables["contacts"]["ph_emma_clarke"]["first_name"] == "Emmeline"
     assert len(merged.tables["contacts"]) == len(base.tables["contacts"])
-    assert merged.origin[("contacts", "ph_emma_clarke")].startswith(str(tmp_path))
+    assert merged.describe("contacts", "ph_emma_clarke").startswith(str(tmp_path))

@@ -1,0 +1,213 @@
+"""The control API under /__mock__/: reset, journal, faults, clock, rate limits, fixtures.
+
+Its shapes live in `spec/control-openapi.yaml` (its own document, so the API's document stays
+the API's); query parameters and bodies are validated against it with the same compiled
+validators as the mock's own operations. Off loopback the control API needs the configured
+control token and is disabled without one: it can rewrite the server's state.
+"""
+
+from __future__ import annotations
+
+import functools
+import ipaddress
+import secrets
+from collections.abc import Awaitable, Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import yaml
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import BaseRoute, Route
+
+from .auth import TokenRegistry
+from .errors import ApiError, BadRequest, Forbidden
+from .fixtures import FixtureError, load_dataset
+from .responses import error_response, json_response
+from .spec import Spec, data_dir
+from .validation import RequestValidator
+
+if TYPE_CHECKING:
+    from .app import MockApp
+
+__all__ = ["control_routes", "control_spec", "is_loopback", "load_fixtures"]
+
+CONTROL_HEADER = "x-mock-control-token"
+
+
+@functools.lru_cache(maxsize=1)
+def control_spec() -> Spec:
+    with (data_dir("spec") / "control-openapi.yaml").open("rb") as fh:
+        return Spec(yaml.safe_load(fh))
+
+
+@functools.lru_cache(maxsize=1)
+def _validators() -> dict[str, RequestValidator]:
+    spec = control_spec()
+    return {op.operation_id: RequestValidator(spec, op) for op in spec.operations}
+
+
+def is_loopback(host: str) -> bool:
+    if host in ("localhost", ""):
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def check_access(mock: MockApp, request: Request) -> None:
+    """Control needs the control token when one is configured; without one, only on loopback."""
+    expected = mock.config.control_token
+    if expected:
+        given = request.headers.get(CONTROL_HEADER, "")
+        if not secrets.compare_digest(given.encode(), expected.encode()):
+            raise Forbidden("the control API needs the header X-Mock-Control-Token "
+                            "(the server's --control-token)")
+        return
+    if not is_loopback(mock.config.host):
+        raise Forbidden(f"the control API is disabled: the mock is bound to {mock.config.host} "
+                        "without a control token (start it with --control-token)")
+
+
+def load_fixtures(mock: MockApp, paths: Sequence[str | Path] | None) -> dict[str, int]:
+    """Replace the mock's dataset by these fixture directories (None: the default fixtures).
+
+    `load_dataset` validates everything (schemas, references, tokens) before returning, so a
+    bad directory raises `FixtureError` and leaves the current dataset untouched.
+    """
+    dataset = load_dataset([Path(p) for p in paths] if paths else None, spec=mock.spec)
+    with mock.store.lock:
+        mock.dataset = dataset
+        mock.store.load(dataset.tables)
+        mock.tokens = TokenRegistry(dataset.tokens)
+        mock.limiter.reset()
+        mock.restore_rate_limits()
+    return {name: len(rows) for name, rows in sorted(dataset.tables.items())}
+
+
+Endpoint = Callable[["MockApp", Request, Any, Any], Any]
+
+
+def _route(mock: MockApp, path: str, method: str, operation_id: str, func: Endpoint,
+           status: int = 200) -> Route:
+    validator = _validators()[operation_id]
+
+    async def endpoint(request: Request) -> Response:
+        try:
+            check_access(mock, request)
+            query = validator.query(request.query_params.multi_items())
+            body = None
+            if validator.body_validator is not None:
+                body = validator.body(await request.body(), request.headers.get("content-type"))
+                if body is None:
+                    raise BadRequest("request body is required: send a JSON object")
+            result = func(mock, request, query, body)
+            if isinstance(result, Awaitable):
+                result = await result
+        except ApiError as error:
+            return error_response(error)
+        return json_response(status, result)
+
+    return Route(path, endpoint, methods=[method], name=operation_id)
+
+
+# -- endpoints ------------------------------------------------------------------------------
+
+def _reset(mock: MockApp, request: Request, query: Any, body: Any) -> dict[str, Any]:
+    mock.reset()
+    return {"reset": True}
+
+
+def _list_requests(mock: MockApp, request: Request, query: Any, body: Any) -> dict[str, Any]:
+    found = mock.journal.entries(method=query.get("method"), path=query.get("path"),
+                                 status=query.get("status"), after=query.get("after"))
+    total = len(found)
+    if query.get("limit"):
+        found = found[-query["limit"]:]
+    return {"data": [e.to_dict() for e in found], "total": total}
+
+
+def _clear_requests(mock: MockApp, request: Request, query: Any, body: Any) -> dict[str, Any]:
+    return {"cleared": mock.journal.clear()}
+
+
+def _list_faults(mock: MockApp, request: Request, query: Any, body: Any) -> dict[str, Any]:
+    return {"data": [rule.to_dict() for rule in mock.faults.rules]}
+
+
+def _add_fault(mock: MockApp, request: Request, query: Any, body: Any) -> dict[str, Any]:
+    try:
+        rule = mock.faults.add(**body)
+    except ValueError as exc:
+        raise BadRequest(f"request body: {exc}") from None
+    return {"data": rule.to_dict()}
+
+
+def _clear_faults(mock: MockApp, request: Request, query: Any, body: Any) -> dict[str, Any]:
+    return {"cleared": mock.faults.clear()}
+
+
+def _clock(mock: MockApp) -> dict[str, Any]:
+    return {"now": mock.clock.now(), "frozen": mock.clock.frozen}
+
+
+def _get_clock(mock: MockApp, request: Request, query: Any, body: Any) -> dict[str, Any]:
+    return _clock(mock)
+
+
+def _set_clock(mock: MockApp, request: Request, query: Any, body: Any) -> dict[str, Any]:
+    if "advance_seconds" in body:
+        mock.clock.advance(body["advance_seconds"])
+    else:
+        try:
+            mock.clock.set(body["now"])
+        except ValueError:
+            raise BadRequest(f"body field 'now': {body['now']!r} is not an ISO 8601 instant") from None
+    return _clock(mock)
+
+
+def _rate_limits(mock: MockApp) -> dict[str, Any]:
+    limiter = mock.limiter
+    return {"per_minute": limiter.default, "enabled": limiter.enabled,
+            "workspaces": dict(limiter.per_workspace)}
+
+
+def _get_rate_limits(mock: MockApp, request: Request, query: Any, body: Any) -> dict[str, Any]:
+    return _rate_limits(mock)
+
+
+def _set_rate_limits(mock: MockApp, request: Request, query: Any, body: Any) -> dict[str, Any]:
+    mock.limiter.configure(per_minute=body.get("per_minute"), enabled=body.get("enabled"))
+    for workspace_id, limit in body.get("workspaces", {}).items():
+        mock.limiter.set_workspace_limit(workspace_id, limit)
+    if body.get("reset_windows"):
+        mock.limiter.reset()
+    return _rate_limits(mock)
+
+
+def _load_fixtures(mock: MockApp, request: Request, query: Any, body: Any) -> dict[str, Any]:
+    paths = None if body.get("default") else body.get("paths") or [body["path"]]
+    try:
+        loaded = load_fixtures(mock, paths)
+    except FixtureError as exc:
+        raise BadRequest(f"fixtures not loaded: {exc}") from None
+    except OSError as exc:
+        raise BadRequest(f"fixtures not loaded: {exc}") from None
+    return {"loaded": loaded, "tokens": len(mock.dataset.tokens)}
+
+
+def control_routes(mock: MockApp) -> list[BaseRoute]:
+    return [
+        _route(mock, "/__mock__/reset", "POST", "resetMock", _reset),
+        _route(mock, "/__mock__/requests", "GET", "listRecordedRequests", _list_requests),
+        _route(mock, "/__mock__/requests", "DELETE", "clearRecordedRequests", _clear_requests),
+        _route(mock, "/__mock__/faults", "GET", "listFaults", _list_faults),
+        _route(mock, "/__mock__/faults", "POST", "addFault", _add_fault, status=201),
+        _route(mock, "/__mock__/faults", "DELETE", "clearFaults", _clear_faults),
+        _route(mock, "/__mock__/clock", "GET", "getClock", _get_clock),
+        _route(mock, "/__mock__/clock", "POST", "setClock", _set_clock),
+        _route(mock, "/__mock__/rate-limits", "GET", "getRateLimits", _get_rate_limits),
+        _route(mock, "/__mock__/rate-limits", "POST", "setRateLimits", _set_rate_limits),
+        _route(mock, "/__mock__/fixtures", "POST", "loadFixtures", _load_fixtures),
+    ]

@@ -1,0 +1,82 @@
+"""Human-facing pages: the interactive reference (/docs), the document as JSON (/openapi.json)
+and the live request inspector (/__mock__/inspector).
+
+Everything is served from the package (swagger-ui-dist is vendored under `static/`), so the
+pages work offline and in CI without a CDN.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import orjson
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, Response
+from starlette.routing import BaseRoute, Mount, Route
+from starlette.staticfiles import StaticFiles
+
+from .control import control_spec
+
+if TYPE_CHECKING:
+    from .app import MockApp
+
+__all__ = ["STATIC_DIR", "docs_routes"]
+
+STATIC_DIR = Path(__file__).parent / "static"
+
+_DOCS_PAGE = """<!doctype html>
+<html lang="en">
+<head>
+  <meta charset="utf-8">
+  <title>{title} — reference</title>
+  <link rel="icon" href="/__mock__/static/swagger-ui/favicon-32x32.png">
+  <link rel="stylesheet" href="/__mock__/static/swagger-ui/swagger-ui.css">
+</head>
+<body>
+  <div id="swagger-ui"></div>
+  <script src="/__mock__/static/swagger-ui/swagger-ui-bundle.js"></script>
+  <script>
+    // validatorUrl: null keeps the page offline (no call to the public validator badge).
+    window.ui = SwaggerUIBundle({{
+      url: "{url}", dom_id: "#swagger-ui", deepLinking: true, validatorUrl: null,
+      tryItOutEnabled: false, persistAuthorization: true,
+    }});
+  </script>
+</body>
+</html>
+"""
+
+_INSPECTOR_PAGE = (STATIC_DIR / "inspector.html")
+
+
+def docs_routes(mock: MockApp) -> list[BaseRoute]:
+    title = str(mock.spec.document.get("info", {}).get("title", "API"))
+    # Serialised once: the document never changes while the server runs.
+    document = orjson.dumps(mock.spec.document, default=str)
+    control_document = orjson.dumps(control_spec().document, default=str)
+
+    async def openapi_json(request: Request) -> Response:
+        return Response(document, media_type="application/json")
+
+    async def control_openapi_json(request: Request) -> Response:
+        return Response(control_document, media_type="application/json")
+
+    async def docs(request: Request) -> Response:
+        return HTMLResponse(_DOCS_PAGE.format(title=title, url="/openapi.json"))
+
+    async def control_docs(request: Request) -> Response:
+        return HTMLResponse(_DOCS_PAGE.format(title="Mock control API",
+                                              url="/__mock__/openapi.json"))
+
+    async def inspector(request: Request) -> Response:
+        return HTMLResponse(_INSPECTOR_PAGE.read_text(encoding="utf-8"))
+
+    return [
+        Route("/docs", docs, methods=["GET"]),
+        Route("/openapi.json", openapi_json, methods=["GET"]),
+        Route("/__mock__/docs", control_docs, methods=["GET"]),
+        Route("/__mock__/openapi.json", control_openapi_json, methods=["GET"]),
+        Route("/__mock__/inspector", inspector, methods=["GET"]),
+        Mount("/__mock__/static", app=StaticFiles(directory=STATIC_DIR), name="static"),
+    ]

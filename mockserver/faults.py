@@ -1,0 +1,165 @@
+"""Fault injection: make the next N matching requests fail, slow down, or lose their connection.
+
+A rule matches by method (any when omitted) and path: exact (`/v1/agents`), a template
+(`/v1/tickets/{id}`) or a prefix (`/v1/tickets/*`). It answers with a status (and an
+`{"error": ...}` body), waits `delay_ms` first (then answers normally when no status is given),
+or drops the connection (`drop`). `count` limits how many requests it hits (None: until
+cleared); `probability` makes it hit only a fraction of matching requests (seeded, so runs
+repeat). Rules are tried in the order they were added; the first that fires wins.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import random
+import re
+import threading
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+from starlette.responses import Response
+from starlette.types import Receive, Scope, Send
+
+__all__ = ["ConnectionDropped", "DropResponse", "FaultRule", "Faults", "fault_response"]
+
+
+class ConnectionDropped(Exception):
+    """Raised by a dropped-connection fault after the response started: the server closes the
+    socket mid-response, which is what a client sees when a connection is lost."""
+
+
+class _QuietDrops(logging.Filter):
+    # uvicorn logs every exception an app raises; an injected drop is not worth a traceback.
+    def filter(self, record: logging.LogRecord) -> bool:
+        exc = record.exc_info[1] if record.exc_info else None
+        return not isinstance(exc, ConnectionDropped)
+
+
+_quiet = _QuietDrops()
+logging.getLogger("uvicorn.error").addFilter(_quiet)
+
+
+class DropResponse(Response):
+    def __init__(self) -> None:
+        super().__init__(b"", status_code=200)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        # Start a response that promises a body, then fail: uvicorn closes the transport and the
+        # client gets "server disconnected without sending a complete response".
+        await send({"type": "http.response.start", "status": 200,
+                    "headers": [(b"content-type", b"application/json"),
+                                (b"content-length", b"1000")]})
+        raise ConnectionDropped("injected fault: connection dropped")
+
+
+def _compile_path(path: str | None) -> re.Pattern[str] | None:
+    if path is None:
+        return None
+    path = path.rstrip("/") or "/"
+    if path.endswith("*"):
+        return re.compile(re.escape(path[:-1]) + ".*")
+    pattern = re.sub(r"\\\{[^}/]+\\\}", "[^/]+", re.escape(path))
+    return re.compile(pattern + "/?")
+
+
+@dataclass
+class FaultRule:
+    id: int
+    method: str | None = None
+    path: str | None = None
+    status: int | None = None
+    error: str | None = None
+    delay_ms: int = 0
+    drop: bool = False
+    count: int | None = 1
+    probability: float = 1.0
+    headers: dict[str, str] = field(default_factory=dict)
+    hits: int = 0
+    _pattern: re.Pattern[str] | None = field(default=None, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.method is not None:
+            self.method = self.method.upper()
+        self._pattern = _compile_path(self.path)
+        if self.status is None and not self.drop and not self.delay_ms:
+            raise ValueError("a fault needs a status, a delay_ms or drop")
+        if self.status is not None and not 100 <= self.status <= 599:
+            raise ValueError(f"status {self.status} is not an HTTP status")
+        if not 0.0 <= self.probability <= 1.0:
+            raise ValueError("probability must be between 0 and 1")
+        if self.count is not None and self.count < 1:
+            raise ValueError("count must be at least 1 (or null for every request)")
+
+    def matches(self, method: str, path: str) -> bool:
+        if self.method is not None and self.method != method:
+            return False
+        return self._pattern is None or self._pattern.fullmatch(path) is not None
+
+    @property
+    def remaining(self) -> int | None:
+        return None if self.count is None else self.count - self.hits
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "method": self.method, "path": self.path, "status": self.status,
+                "error": self.error, "delay_ms": self.delay_ms, "drop": self.drop,
+                "count": self.count, "probability": self.probability,
+                "headers": self.headers, "hits": self.hits, "remaining": self.remaining}
+
+    def describe(self) -> str:
+        what = "drop" if self.drop else (f"status {self.status}" if self.status else "delay")
+        return f"fault #{self.id} ({what})"
+
+
+class Faults:
+    """The active fault rules. `rules` is empty when idle: the pipeline checks only that."""
+
+    def __init__(self, seed: int = 0) -> None:
+        self.rules: list[FaultRule] = []
+        self._ids = itertools.count(1)
+        self._lock = threading.Lock()
+        self._random = random.Random(seed)
+
+    def add(self, **spec: Any) -> FaultRule:
+        rule = FaultRule(id=next(self._ids), **spec)
+        with self._lock:
+            self.rules = [*self.rules, rule]
+        return rule
+
+    def clear(self) -> int:
+        with self._lock:
+            count = len(self.rules)
+            self.rules = []
+        return count
+
+    def remove(self, rule_id: int) -> bool:
+        with self._lock:
+            kept = [r for r in self.rules if r.id != rule_id]
+            found = len(kept) != len(self.rules)
+            self.rules = kept
+        return found
+
+    def take(self, method: str, path: str) -> FaultRule | None:
+        """The rule that fires for this request (its count consumed), or None."""
+        with self._lock:
+            for rule in self.rules:
+                if not rule.matches(method, path):
+                    continue
+                if rule.probability < 1.0 and self._random.random() >= rule.probability:
+                    continue
+                rule.hits += 1
+                if rule.count is not None and rule.hits >= rule.count:
+                    self.rules = [r for r in self.rules if r is not rule]
+                return rule
+        return None
+
+
+def fault_response(rule: FaultRule) -> Response:
+    assert rule.status is not None
+    message = rule.error or f"injected fault: {rule.describe()} answered {rule.status}"
+    headers = dict(rule.headers)
+    if rule.status == 429:
+        headers.setdefault("Retry-After", "1")
+    return Response(orjson.dumps({"error": message}), status_code=rule.status, headers=headers,
+                    media_type="application/json")

@@ -1,0 +1,159 @@
+"""The request journal: what clients sent the mock and what it answered, newest last.
+
+Recording must stay cheap (it runs on every request while enabled), so an entry keeps the raw
+pieces (the ASGI header list, body bytes) and is only rendered (tokens redacted, JSON bodies
+parsed) when someone reads the journal. The journal is bounded: the oldest entries fall off.
+"""
+
+from __future__ import annotations
+
+import itertools
+import threading
+from collections import deque
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import parse_qsl
+
+import orjson
+
+from .auth import redact
+from .clock import format_timestamp
+
+__all__ = ["Journal", "JournalEntry", "redact_header"]
+
+# Headers whose values are credentials: shown redacted, never verbatim.
+_SECRET_HEADERS = {"authorization", "x-mock-control-token", "cookie", "proxy-authorization"}
+_MAX_BODY_SHOWN = 65_536
+
+
+def redact_header(name: str, value: str) -> str:
+    if name not in _SECRET_HEADERS:
+        return value
+    scheme, _, token = value.partition(" ")
+    if token:
+        return f"{scheme} {redact(token.strip())}"
+    return redact(value)
+
+
+def _body(raw: bytes | None) -> Any:
+    if not raw:
+        return None
+    if len(raw) > _MAX_BODY_SHOWN:
+        return f"<{len(raw)} bytes>"
+    try:
+        return orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return raw.decode("utf-8", "replace")
+
+
+@dataclass(slots=True)
+class JournalEntry:
+    seq: int
+    time_ms: int  # the mock clock when the request arrived (formatted when read)
+    method: str
+    path: str
+    query_string: bytes
+    raw_headers: list[tuple[bytes, bytes]]
+    body: bytes | None
+    status: int
+    response_body: bytes | None
+    latency_ms: float
+    operation_id: str | None
+    fault: str | None  # the injected fault that answered, if any
+
+    @property
+    def time(self) -> str:
+        return format_timestamp(self.time_ms)
+
+    @property
+    def query(self) -> dict[str, str | list[str]]:
+        out: dict[str, Any] = {}
+        for name, value in parse_qsl(self.query_string.decode("latin-1"), keep_blank_values=True):
+            if name in out:
+                previous = out[name]
+                out[name] = [*previous, value] if isinstance(previous, list) else [previous, value]
+            else:
+                out[name] = value
+        return out
+
+    @property
+    def headers(self) -> dict[str, str]:
+        out: dict[str, str] = {}
+        for raw_name, raw_value in self.raw_headers:
+            name = raw_name.decode("latin-1").lower()
+            out[name] = redact_header(name, raw_value.decode("latin-1"))
+        return out
+
+    @property
+    def json(self) -> Any:
+        """The request body, parsed when it is JSON."""
+        return _body(self.body)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "seq": self.seq,
+            "time": self.time,
+            "method": self.method,
+            "path": self.path,
+            "query": self.query,
+            "headers": self.headers,
+            "body": self.json,
+            "status": self.status,
+            "response_body": _body(self.response_body),
+            "latency_ms": round(self.latency_ms, 3),
+            "operation_id": self.operation_id,
+            "fault": self.fault,
+        }
+
+
+class Journal:
+    """A bounded, thread-safe list of `JournalEntry`; `maxlen=0` disables recording."""
+
+    def __init__(self, maxlen: int = 1000) -> None:
+        self.maxlen = maxlen
+        self.enabled = maxlen > 0
+        self._entries: deque[JournalEntry] = deque(maxlen=max(maxlen, 1))
+        self._seq = itertools.count(1)
+        self._lock = threading.Lock()
+
+    def record(self, **fields: Any) -> JournalEntry:
+        with self._lock:
+            entry = JournalEntry(seq=next(self._seq), **fields)
+            self._entries.append(entry)
+        return entry
+
+    def clear(self) -> int:
+        with self._lock:
+            count = len(self._entries)
+            self._entries.clear()
+        return count
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def __iter__(self) -> Iterable[JournalEntry]:  # type: ignore[override]
+        with self._lock:
+            return iter(list(self._entries))
+
+    def entries(
+        self,
+        *,
+        method: str | None = None,
+        path: str | None = None,
+        status: int | None = None,
+        after: int | None = None,
+    ) -> list[JournalEntry]:
+        """Entries oldest first, filtered by method, path prefix, status and sequence number."""
+        with self._lock:
+            found = list(self._entries)
+        if method is not None:
+            method = method.upper()
+            found = [e for e in found if e.method == method]
+        if path is not None:
+            found = [e for e in found if e.path.startswith(path)]
+        if status is not None:
+            found = [e for e in found if e.status == status]
+        if after is not None:
+            found = [e for e in found if e.seq > after]
+        return found

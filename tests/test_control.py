@@ -1,0 +1,259 @@
+"""The standalone features: control API, Prefer: code=N, docs and inspector pages, request log."""
+
+from __future__ import annotations
+
+import io
+import json
+import logging
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import yaml
+from conftest import READ, WRITE, auth
+from starlette.testclient import TestClient
+
+from mockserver.app import Config, MockApp, create_app
+from mockserver.fixtures import default_fixtures_dir
+from mockserver.requestlog import configure_logging
+
+WS = "ws_harborview"
+
+
+@pytest.fixture
+def api(mock: MockApp) -> Iterator[TestClient]:
+    with TestClient(create_app(mock=mock), headers=auth()) as client:
+        yield client
+
+
+# -- reset and journal ------------------------------------------------------------------------
+
+def test_reset_restores_the_fixtures(api: TestClient) -> None:
+    ticket = "xd_aisha_khan_parking"
+    assert api.post(f"/v1/tickets/{ticket}/resolve").status_code == 200
+    assert api.post("/__mock__/reset").json() == {"reset": True}
+    assert api.get(f"/v1/tickets/{ticket}").json()["data"]["status"] == "new"
+    assert api.get("/__mock__/requests").json()["data"][-1]["path"] == f"/v1/tickets/{ticket}"
+
+
+def test_journal_filters_redacts_and_clears(api: TestClient) -> None:
+    api.get("/v1/tickets", params={"workspace_id": WS, "limit": 1})
+    api.get("/v1/tickets", params={"workspace_id": WS, "limit": 0})
+    api.post("/v1/tickets/xd_aisha_khan_parking/notes", json={"body": "hello"})
+    api.get("/v1/models", headers=auth("no-such-token"))
+    everything = api.get("/__mock__/requests").json()
+    assert everything["total"] == 4
+    [bad] = api.get("/__mock__/requests", params={"status": 400}).json()["data"]
+    assert bad["query"] == {"workspace_id": WS, "limit": "0"}
+    [post] = api.get("/__mock__/requests", params={"method": "post"}).json()["data"]
+    assert post["body"] == {"body": "hello"} and post["status"] == 201
+    assert post["operation_id"] == "createTicketNote"
+    assert WRITE not in json.dumps(everything)
+    assert post["headers"]["authorization"].startswith("Bearer mock")
+    assert len(api.get("/__mock__/requests", params={"path": "/v1/tickets"}).json()["data"]) == 3
+    assert api.get("/__mock__/requests", params={"limit": 1}).json()["data"][0]["path"] == "/v1/models"
+    assert api.get("/__mock__/requests", params={"status": "x"}).status_code == 400
+    assert api.delete("/__mock__/requests").json() == {"cleared": 4}
+    assert api.get("/__mock__/requests").json()["total"] == 0
+
+
+def test_journal_is_bounded() -> None:
+    mock = MockApp(Config(journal_size=3))
+    client = TestClient(create_app(mock=mock), headers=auth())
+    for _ in range(5):
+        client.get("/v1")
+    assert [e["seq"] for e in client.get("/__mock__/requests").json()["data"]] == [3, 4, 5]
+
+
+def test_control_is_not_under_v1(api: TestClient) -> None:
+    assert api.post("/v1/__mock__/reset").status_code == 404
+    assert api.get("/v1/__mock__/requests").status_code == 404
+
+
+# -- faults -----------------------------------------------------------------------------------
+
+def test_status_fault_for_the_next_n_requests(api: TestClient) -> None:
+    created = api.post("/__mock__/faults", json={"method": "GET", "path": "/v1/agents",
+                                                 "status": 503, "count": 2})
+    assert created.status_code == 201
+    assert created.json()["data"]["remaining"] == 2
+    params = {"workspace_id": WS}
+    assert api.get("/v1/agents", params=params).status_code == 503
+    assert api.get("/__mock__/faults").json()["data"][0]["remaining"] == 1
+    assert api.post("/v1/agents", json={}).status_code != 503  # other method
+    second = api.get("/v1/agents", params=params)
+    assert second.status_code == 503 and "error" in second.json()
+    assert api.get("/v1/agents", params=params).status_code == 200
+    assert api.get("/__mock__/faults").json()["data"] == []
+
+
+def test_fault_templates_prefixes_429_probability_and_clear(api: TestClient) -> None:
+    api.post("/__mock__/faults", json={"path": "/v1/tickets/{id}", "status": 429,
+                                       "count": None})
+    limited = api.get("/v1/tickets/xd_aisha_khan_parking")
+    assert limited.status_code == 429 and limited.headers["Retry-After"] == "1"
+    assert api.get("/v1/tickets/xd_aisha_khan_parking").status_code == 429  # count: null
+    assert api.get("/v1/tickets", params={"workspace_id": WS}).status_code == 200
+    assert api.delete("/__mock__/faults").json() == {"cleared": 1}
+    api.post("/__mock__/faults", json={"path": "/v1/*", "status": 500, "probability": 0,
+                                       "count": None})
+    assert all(api.get("/v1").status_code == 200 for _ in range(5))
+    api.delete("/__mock__/faults")
+    api.post("/__mock__/faults", json={"path": "/v1", "delay_ms": 1})
+    assert api.get("/v1").status_code == 200
+    assert api.get("/__mock__/requests").json()["data"][-1]["fault"].endswith("(delay)")
+
+
+def test_fault_body_is_validated(api: TestClient) -> None:
+    response = api.post("/__mock__/faults", json={"path": "/v1", "status": 1000})
+    assert response.status_code == 400 and "status" in response.json()["error"]
+    response = api.post("/__mock__/faults", json={"path": "/v1"})
+    assert response.status_code == 400
+    assert "needs a status, a delay_ms or drop" in response.json()["error"]
+    assert api.post("/__mock__/faults", json={"colour": "red"}).status_code == 400
+
+
+def test_drop_fault_in_process(api: TestClient) -> None:
+    from mockserver.faults import ConnectionDropped
+
+    api.post("/__mock__/faults", json={"path": "/v1", "drop": True})
+    with pytest.raises(ConnectionDropped):
+        api.get("/v1")
+    assert api.get("/v1").status_code == 200
+
+
+# -- clock and rate limits --------------------------------------------------------------------
+
+def test_clock(api: TestClient) -> None:
+    assert api.get("/__mock__/clock").json() == {"now": "2026-11-01T12:00:00.000Z", "frozen": True}
+    assert api.post("/__mock__/clock", json={"advance_seconds": 90}).json()["now"] \
+        == "2026-11-01T12:01:30.000Z"
+    assert api.post("/__mock__/clock", json={"now": "2027-02-03T04:05:06Z"}).json()["now"] \
+        == "2027-02-03T04:05:06.000Z"
+    assert api.post("/__mock__/clock", json={"now": "yesterday"}).status_code == 400
+    assert api.post("/__mock__/clock", json={}).status_code == 400
+
+
+def test_rate_limits(api: TestClient) -> None:
+    settings = api.get("/__mock__/rate-limits").json()
+    assert settings["per_minute"] == 120 and settings["enabled"] is True
+    changed = api.post("/__mock__/rate-limits", json={"per_minute": 2, "workspaces": {WS: None}})
+    assert changed.json()["per_minute"] == 2 and WS not in changed.json()["workspaces"]
+    params = {"workspace_id": WS}
+    assert [api.get("/v1/tickets", params=params).status_code for _ in range(3)] == [200, 200, 429]
+    api.post("/__mock__/rate-limits", json={"enabled": False})
+    assert api.get("/v1/tickets", params=params).status_code == 200
+    api.post("/__mock__/rate-limits", json={"enabled": True, "reset_windows": True})
+    assert api.get("/v1/tickets", params=params).status_code == 200
+    api.post("/__mock__/clock", json={"advance_seconds": 60})
+    api.post("/__mock__/reset")
+    assert api.get("/__mock__/rate-limits").json()["per_minute"] == 120
+    assert api.post("/__mock__/rate-limits", json={"per_minute": -1}).status_code == 400
+
+
+# -- fixtures ---------------------------------------------------------------------------------
+
+def test_load_fixtures_validates_before_replacing(api: TestClient, tmp_path: Path) -> None:
+    tickets = yaml.safe_load((default_fixtures_dir() / "tickets.yaml").read_text())
+    broken = [{**tickets[0], "status": "on fire"}]
+    (tmp_path / "tickets.yaml").write_text(yaml.safe_dump(broken))
+    response = api.post("/__mock__/fixtures", json={"paths": [str(default_fixtures_dir()),
+                                                              str(tmp_path)]})
+    assert response.status_code == 400
+    message = response.json()["error"]
+    assert "tickets.yaml" in message and tickets[0]["id"] in message and "'status'" in message
+    assert api.get(f"/v1/tickets/{tickets[0]['id']}").status_code == 200  # still loaded
+
+    (tmp_path / "tickets.yaml").write_text(yaml.safe_dump([{**tickets[0], "subject": "New"}]))
+    loaded = api.post("/__mock__/fixtures", json={"paths": [str(default_fixtures_dir()),
+                                                            str(tmp_path)]})
+    assert loaded.status_code == 200 and loaded.json()["loaded"]["tickets"] == len(tickets)
+    assert api.get(f"/v1/tickets/{tickets[0]['id']}").json()["data"]["subject"] == "New"
+    api.post("/__mock__/reset")
+    assert api.get(f"/v1/tickets/{tickets[0]['id']}").json()["data"]["subject"] == "New"
+    assert api.post("/__mock__/fixtures", json={"default": True}).status_code == 200
+    assert api.get(f"/v1/tickets/{tickets[0]['id']}").json()["data"]["subject"] != "New"
+    missing = api.post("/__mock__/fixtures", json={"path": str(tmp_path / "nope")})
+    assert missing.status_code == 400 and "not a directory" in missing.json()["error"]
+
+
+# -- access off loopback ----------------------------------------------------------------------
+
+def test_control_needs_a_token_off_loopback() -> None:
+    disabled = TestClient(create_app(Config(host="0.0.0.0")))
+    response = disabled.post("/__mock__/reset")
+    assert response.status_code == 403 and "--control-token" in response.json()["error"]
+    assert disabled.get("/v1", headers=auth()).status_code == 200  # the API still works
+
+    guarded = TestClient(create_app(Config(host="0.0.0.0", control_token="s3cret")))
+    assert guarded.post("/__mock__/reset").status_code == 403
+    assert guarded.post("/__mock__/reset", headers={"X-Mock-Control-Token": "wrong"}).status_code == 403
+    ok = guarded.post("/__mock__/reset", headers={"X-Mock-Control-Token": "s3cret"})
+    assert ok.status_code == 200
+    assert TestClient(create_app(Config(host="::1"))).get("/__mock__/clock").status_code == 200
+
+
+# -- Prefer: code=N ---------------------------------------------------------------------------
+
+def test_prefer_a_documented_error(api: TestClient) -> None:
+    response = api.get("/v1/tickets/xd_aisha_khan_parking", headers={"Prefer": "code=404"})
+    assert response.status_code == 404
+    assert response.json() == {"error": "Ticket 'xd00000000000000000000000000000' not found"}
+    limited = api.get("/v1", headers={"Prefer": "code=429"})
+    assert limited.status_code == 429 and limited.headers["Retry-After"] == "1"
+    assert api.get("/v1", headers={"Prefer": "code=200"}).status_code == 200
+
+
+def test_prefer_comes_after_authentication(api: TestClient) -> None:
+    response = api.get("/v1", headers={**auth("bad-token"), "Prefer": "code=429"})
+    assert response.status_code == 401
+    # Before the write check: a read token may ask for a documented error of a write operation.
+    response = api.post("/v1/tickets/xd_aisha_khan_parking/resolve",
+                        headers={**auth(READ), "Prefer": "code=404"})
+    assert response.status_code == 404
+
+
+def test_prefer_an_undocumented_code(api: TestClient) -> None:
+    response = api.get("/v1", headers={"Prefer": "code=404"})
+    assert response.status_code == 400
+    assert response.json()["error"].endswith("documented: 200, 401, 429")
+    assert api.get("/v1", headers={"Prefer": "code=abc"}).status_code == 400
+
+
+# -- pages ------------------------------------------------------------------------------------
+
+def test_docs_openapi_and_inspector_pages(api: TestClient) -> None:
+    docs = api.get("/docs")
+    assert docs.status_code == 200 and "swagger-ui-bundle.js" in docs.text
+    assert "http" not in docs.text.split("<body>")[1].replace("http://", "").split("SwaggerUIBundle")[0]
+    document = api.get("/openapi.json").json()
+    assert "/v1/tickets" in document["paths"]
+    assert "/__mock__/faults" in api.get("/__mock__/openapi.json").json()["paths"]
+    bundle = api.get("/__mock__/static/swagger-ui/swagger-ui-bundle.js")
+    assert bundle.status_code == 200 and len(bundle.content) > 100_000
+    assert "/__mock__/requests" in api.get("/__mock__/inspector").text
+    assert not api.get("/__mock__/requests").json()["data"]  # pages are not journaled
+
+
+# -- request log ------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("fmt", ["text", "json"])
+def test_request_log_line(api: TestClient, fmt: str) -> None:
+    stream = io.StringIO()
+    handler = configure_logging(fmt, stream=stream)
+    try:
+        api.get("/v1/tickets", params={"workspace_id": WS})
+    finally:
+        logger = logging.getLogger("mockserver.requests")
+        logger.removeHandler(handler)
+        logger.setLevel(logging.NOTSET)
+        logger.propagate = True
+    line = stream.getvalue().strip()
+    assert WRITE not in line
+    if fmt == "json":
+        record = json.loads(line)
+        assert record["method"] == "GET" and record["path"] == "/v1/tickets"
+        assert record["status"] == 200 and record["latency_ms"] >= 0
+        assert record["token"].startswith("mock")
+    else:
+        assert "GET /v1/tickets 200" in line and "token=mock" in line

@@ -1,0 +1,290 @@
+"""The pytest plugin, exercised the way users run it: inner test files under pytester."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+
+import h11  # noqa: F401
+import httpcore  # noqa: F401
+import pytest
+import uvicorn
+
+from mockserver.handlers import load_handlers
+
+pytest_plugins = ["pytester"]
+
+# Inner runs are in-process; pytester drops modules first imported during a run. Re-imported
+# later, handler modules would register twice and httpx would map exceptions of a stale
+# httpcore. Importing them here keeps one copy loaded for the whole session.
+load_handlers()
+
+
+def run(pytester: pytest.Pytester, source: str, *args: str) -> pytest.RunResult:
+    pytester.makepyfile(test_inner=source)
+    return pytester.runpytest_inprocess("-p", "no:cacheprovider", "-rs", *args)
+
+
+def test_reset_between_tests_and_identities(pytester: pytest.Pytester) -> None:
+    result = run(pytester, """
+        import pytest
+
+        def test_first(mock_api):
+            assert mock_api.tokens.write == "mock-write-token"
+            assert mock_api.tokens.read == "mock-read-token"
+            assert mock_api.tokens.other == "mock-other-token"
+            assert mock_api.workspaces.primary == "ws_harborview"
+            assert mock_api.workspaces.secondary == "ws_alpine"
+            assert mock_api.workspaces.other == "ws_desert"
+            with pytest.raises(ValueError, match="'name'"):
+                mock_api.add("contacts", {"name": "not a contact field"})
+            contact = mock_api.add("contacts", {"first_name": "Zed"}, last_name="Added")
+            assert contact["workspace_id"] == "ws_harborview" and contact["id"].startswith("ph")
+            client = mock_api.client()
+            got = client.get(f"/v1/contacts/{contact['id']}")
+            assert got.status_code == 200, got.text
+            assert got.json()["data"]["first_name"] == "Zed"
+            mock_api.clock.advance(120)
+
+        def test_second_sees_fixtures_only(mock_api):
+            assert not mock_api.requests()
+            assert mock_api.clock.now() == "2026-11-01T12:00:00.000Z"
+            names = [c["first_name"] for c in mock_api.mock.store.all("contacts")]
+            assert "Zed" not in names
+
+        def test_read_token_cannot_write(mock_api):
+            client = mock_api.client("read")
+            response = client.post("/v1/tickets/xd_aisha_khan_parking/resolve")
+            assert response.status_code == 403
+    """)
+    result.assert_outcomes(passed=3)
+
+
+def test_journal_redacts_the_token(pytester: pytest.Pytester) -> None:
+    result = run(pytester, """
+        def test_journal(mock_api):
+            client = mock_api.client()
+            client.post("/v1/tickets/xd_aisha_khan_parking/notes",
+                        json={"body": "called the guest"})
+            client.get("/v1/tickets", params={"workspace_id": mock_api.workspaces.primary,
+                                              "limit": 1})
+            [post] = mock_api.requests(method="POST")
+            assert post.path == "/v1/tickets/xd_aisha_khan_parking/notes"
+            assert post.json == {"body": "called the guest"}
+            assert post.status == 201
+            assert "mock-write-token" not in post.headers["authorization"]
+            assert post.headers["authorization"].startswith("Bearer mock")
+            [get] = mock_api.requests(path="/v1/tickets", method="GET")
+            assert get.query == {"workspace_id": "ws_harborview", "limit": "1"}
+            assert get.status == 200
+            assert mock_api.last_request is get
+    """)
+    result.assert_outcomes(passed=1)
+
+
+def test_clock_and_rate_limit(pytester: pytest.Pytester) -> None:
+    result = run(pytester, """
+        import pytest
+
+        @pytest.mark.mock_api(rate_limit=2)
+        def test_limited(mock_api):
+            client = mock_api.client()
+            params = {"workspace_id": mock_api.workspaces.primary}
+            assert client.get("/v1/tickets", params=params).status_code == 200
+            assert client.get("/v1/tickets", params=params).status_code == 200
+            limited = client.get("/v1/tickets", params=params)
+            assert limited.status_code == 429
+            assert int(limited.headers["Retry-After"]) >= 1
+            mock_api.clock.advance(60)
+            assert client.get("/v1/tickets", params=params).status_code == 200
+
+        def test_default_limit_is_back(mock_api):
+            client = mock_api.client()
+            params = {"workspace_id": mock_api.workspaces.secondary}
+            assert all(client.get("/v1/tickets", params=params).status_code == 200
+                       for _ in range(5))
+
+        def test_clock_set(mock_api):
+            mock_api.clock.set("2027-01-01T00:00:00Z")
+            assert mock_api.clock.now() == "2027-01-01T00:00:00.000Z"
+    """)
+    result.assert_outcomes(passed=3)
+
+
+def test_faults(pytester: pytest.Pytester) -> None:
+    result = run(pytester, """
+        import time
+        import httpx
+        import pytest
+
+        def test_status_fault_hits_count_requests(mock_api):
+            client = mock_api.client()
+            mock_api.fault(method="GET", path="/v1", status=503, count=2)
+            assert client.get("/v1").status_code == 503
+            assert client.get("/v1").status_code == 503
+            assert client.get("/v1").status_code == 200
+            assert [r.fault is not None for r in mock_api.requests()] == [True, True, False]
+
+        def test_delay(mock_api):
+            client = mock_api.client()
+            mock_api.fault(path="/v1", delay=0.2)
+            started = time.perf_counter()
+            assert client.get("/v1").status_code == 200
+            assert time.perf_counter() - started >= 0.2
+
+        def test_drop(mock_api):
+            client = mock_api.client()
+            mock_api.fault(path="/v1/*", drop=True)
+            with pytest.raises(httpx.RemoteProtocolError):
+                client.get("/v1/models")
+            assert client.get("/v1/models").status_code == 200
+
+        def test_faults_do_not_leak(mock_api):
+            assert mock_api.client().get("/v1").status_code == 200
+    """)
+    result.assert_outcomes(passed=4)
+    assert "Traceback" not in result.stdout.str()
+
+
+def test_marker_ini_and_config_fixture(pytester: pytest.Pytester) -> None:
+    import yaml
+
+    from mockserver.fixtures import default_fixtures_dir
+
+    extra = pytester.mkdir("extra")
+    tickets = yaml.safe_load((default_fixtures_dir() / "tickets.yaml").read_text())
+    first = {**tickets[0], "subject": "Overlaid subject"}
+    (extra / "tickets.yaml").write_text(yaml.safe_dump([first]))
+    pytester.makeini("""
+        [pytest]
+        mock_api_seed = 7
+        mock_api_clock = 2026-05-05T05:05:05Z
+    """)
+    pytester.makeconftest("""
+        import pytest
+
+        @pytest.fixture
+        def mock_api_config(mock_api_config, request):
+            if "override" in request.node.name:
+                return mock_api_config.replace(rate_limit=1)
+            return mock_api_config
+    """)
+    result = run(pytester, """
+        import pytest
+
+        def test_ini(mock_api):
+            assert mock_api.config.seed == 7
+            assert mock_api.clock.now() == "2026-05-05T05:05:05.000Z"
+
+        @pytest.mark.mock_api(fixtures=["default", "extra"], seed=3)
+        def test_marker_fixtures(mock_api):
+            assert mock_api.config.seed == 3
+            response = mock_api.client().get("/v1/tickets/" + FIRST)
+            assert response.json()["data"]["subject"] == "Overlaid subject"
+
+        def test_override_fixture(mock_api):
+            client = mock_api.client()
+            assert client.get("/v1").status_code == 200
+            assert client.get("/v1").status_code == 429
+
+        def test_back_to_default_fixtures(mock_api):
+            assert mock_api.get("tickets", FIRST)["subject"] != "Overlaid subject"
+    """.replace("FIRST", repr(first["id"])), "--mock-api-rate-limit", "50")
+    result.assert_outcomes(passed=4)
+
+
+def test_in_process_transports(pytester: pytest.Pytester) -> None:
+    result = run(pytester, """
+        import asyncio
+        import httpx
+
+        def test_sync(mock_api):
+            client = mock_api.client(in_process=True)
+            assert client.get("/v1/models").status_code == 200
+            with httpx.Client(base_url="http://api.test", transport=mock_api.transport(),
+                              headers=mock_api.headers("read")) as other:
+                assert other.get("/v1/workspaces").status_code == 200
+            assert [r.path for r in mock_api.requests()] == ["/v1/models", "/v1/workspaces"]
+
+        def test_async(mock_api):
+            async def main():
+                async with mock_api.async_client(in_process=True) as client:
+                    responses = await asyncio.gather(*(client.get("/v1") for _ in range(3)))
+                return [r.status_code for r in responses]
+            assert asyncio.run(main()) == [200, 200, 200]
+            assert len(mock_api.requests(path="/v1")) == 3
+
+        def test_drop_in_process(mock_api):
+            mock_api.fault(path="/v1", drop=True)
+            import pytest
+            with pytest.raises(httpx.RemoteProtocolError):
+                mock_api.client(in_process=True).get("/v1")
+    """)
+    result.assert_outcomes(passed=3)
+
+
+def test_self_check_violation_is_raised_in_the_test(pytester: pytest.Pytester) -> None:
+    result = run(pytester, """
+        import pytest
+        from mockserver.errors import ResponseContractViolation
+
+        def test_broken_handler(mock_api, monkeypatch):
+            monkeypatch.setitem(mock_api.mock.handlers, "getApiIndex",
+                                lambda ctx: {"surprise": True})
+            with pytest.raises(ResponseContractViolation, match="getApiIndex"):
+                mock_api.client().get("/v1")
+
+        def test_violation_from_a_foreign_client_fails_at_teardown(mock_api, monkeypatch):
+            import httpx
+            monkeypatch.setitem(mock_api.mock.handlers, "getApiIndex",
+                                lambda ctx: {"surprise": True})
+            assert httpx.get(mock_api.base_url + "/v1",
+                             headers=mock_api.headers()).status_code == 500
+    """)
+    result.assert_outcomes(passed=2, errors=1)
+    result.stdout.fnmatch_lines(["*ResponseContractViolation*"])
+
+
+@pytest.fixture
+def second_server() -> Iterator[str]:
+    """A separate mock on its own port, standing in for "a real server"."""
+    import socket
+
+    from mockserver.app import Config, create_app
+
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    app = create_app(Config(frozen_clock="2026-11-01T12:00:00.000Z"))
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port,
+                                           log_level="warning", lifespan="off"))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    while not server.started:
+        thread.join(0.005)
+    yield f"http://127.0.0.1:{port}"
+    server.should_exit = True
+    thread.join(5)
+    sock.close()
+
+
+def test_real_server_mode(pytester: pytest.Pytester, second_server: str,
+                          monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MOCK_API_TOKEN", "mock-write-token")
+    monkeypatch.setenv("MOCK_API_WORKSPACE", "ws_harborview")
+    result = run(pytester, f"""
+        def test_talks_to_the_real_server(mock_api):
+            assert mock_api.base_url == "{second_server}"
+            assert not mock_api.is_mock
+            response = mock_api.client().get(
+                "/v1/tickets", params={{"workspace_id": mock_api.workspaces.primary}})
+            assert response.status_code == 200
+
+        def test_mock_only_helper_skips(mock_api):
+            mock_api.requests()
+
+        def test_missing_token_skips(mock_api):
+            mock_api.client("read")
+    """, "--mock-api-base-url", second_server)
+    result.assert_outcomes(passed=1, skipped=2)
+    result.stdout.fnmatch_lines(["*needs the mock server*real server*"])
