@@ -52,7 +52,7 @@ def main() -> None:
 
     mock_port, bare_port = free_port(), free_port()
     # Rate limiting stays on: a limit high enough never to answer 429 under load.
-    mock_cmd = mock_argv(mock_port, "--rate-limit", "100000000")
+    mock_cmd = mock_argv(mock_port, "--rate-limit", "100000000", "--quiet")
     with running(mock_cmd, f"http://127.0.0.1:{mock_port}/v1", HEADERS, cpu=0):
         body = httpx.get(f"http://127.0.0.1:{mock_port}{PATH}", headers=HEADERS).content
     with tempfile.NamedTemporaryFile(suffix=".json", delete=False) as fh:

@@ -16,13 +16,14 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qsl
 
 import anyio
 import orjson
 from starlette.applications import Starlette
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
-from starlette.routing import BaseRoute, Match
+from starlette.routing import BaseRoute
 from starlette.types import Receive, Scope, Send
 
 from .auth import Principal, TokenRegistry
@@ -36,7 +37,7 @@ from .journal import Journal
 from .pagination import CursorCodec
 from .ratelimit import RateLimiter
 from .requestlog import REQUEST_LOGGER, log_request
-from .responses import error_response
+from .responses import error_body, error_response
 from .routing import Router
 from .selfcheck import SelfCheck
 from .spec import Operation, Spec, load_spec
@@ -77,6 +78,40 @@ class PreferredResponse(ApiError):
     def __init__(self, status: int, message: str, headers: dict[str, str] | None = None) -> None:
         super().__init__(message, headers=headers)
         self.status_code = status
+
+
+RawHeaders = list[tuple[bytes, bytes]]
+_JSON = (b"content-type", b"application/json")
+
+
+def _json_headers(body: bytes, extra: dict[str, str] | None = None) -> RawHeaders:
+    headers = [_JSON, (b"content-length", str(len(body)).encode())]
+    if extra:
+        headers += [(k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in extra.items()]
+    return headers
+
+
+def _header(scope: Scope, name: bytes) -> str | None:
+    """One request header from the raw ASGI list (names arrive lower-cased)."""
+    for key, value in scope["headers"]:
+        if key == name:
+            return str(value.decode("latin-1"))
+    return None
+
+
+def parse_query(query_string: bytes) -> list[tuple[str, str]]:
+    """Query items in order, repeats kept. The common case (nothing escaped) skips parse_qsl."""
+    if not query_string:
+        return []
+    text = query_string.decode("latin-1")
+    if "%" in text or "+" in text:
+        return parse_qsl(query_string.decode("utf-8", "replace"), keep_blank_values=True)
+    items = []
+    for part in text.split("&"):
+        if part:
+            name, _, value = part.partition("=")
+            items.append((name, value))
+    return items
 
 
 def _preferred_code(prefer: str) -> int | None:
@@ -154,104 +189,113 @@ class MockApp:
                 self.limiter.set_workspace_limit(ws["id"], ws["_rate_limit_per_minute"])
 
     # -- the pipeline -----------------------------------------------------------------------
+    #
+    # The API path works on the raw ASGI scope: no Request or Response objects, headers read
+    # from the scope's list, the answer sent as two ASGI messages. It is the benchmarked path,
+    # and a bare Starlette app serving fixed bytes is the yardstick.
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        request = Request(scope, receive)
-        response = await self.handle(request)
-        await response(scope, receive, send)
-
-    async def handle(self, request: Request) -> Response:
         # The one cheap check: journal, faults and the request log cost nothing while idle.
         if self.journal.enabled or self.faults.rules or (
             self.config.request_log and REQUEST_LOGGER.isEnabledFor(20)
         ):
-            return await self._observed(request)
-        return await self._handle(request)
+            await self._observed(scope, receive, send)
+            return
+        status, body, headers = await self.respond(scope, receive)
+        await send({"type": "http.response.start", "status": status, "headers": headers})
+        await send({"type": "http.response.body", "body": body})
 
-    async def _handle(self, request: Request) -> Response:
+    async def respond(self, scope: Scope, receive: Receive) -> tuple[int, bytes, RawHeaders]:
+        """Status, body and headers of the answer to one API request (self-checked when on)."""
         operation: Operation | None = None
         check = True
         try:
-            operation = self._route(request)
-            status, body = await self._run(request, operation)
-            response = Response(orjson.dumps(body), status_code=status,
-                                 media_type="application/json")
+            operation, raw_path = self._route(scope)
+            status, payload = await self._run(scope, receive, operation, raw_path)
+            body = orjson.dumps(payload)
+            headers = _json_headers(body)
         except ApiError as error:
-            response = error_response(error)
+            status, body = error.status_code, error_body(error)
+            headers = _json_headers(body, error.headers)
             check = not isinstance(error, UnsupportedPreference)
         if self.selfcheck is not None and operation is not None and check:
-            self.selfcheck.check(operation, response.status_code, response.body,
-                                 dict(response.headers))
-        return response
+            self.selfcheck.check(operation, status, body,
+                                 {k.decode("latin-1"): v.decode("latin-1") for k, v in headers})
+        return status, body, headers
 
-    async def _observed(self, request: Request) -> Response:
+    async def _observed(self, scope: Scope, receive: Receive, send: Send) -> None:
         """The pipeline plus injected faults, the journal and the request log."""
         started = time.perf_counter()
-        scope = request.scope
-        method, path = request.method, scope["path"]
+        method, path = scope["method"], scope["path"]
         rule = self.faults.take(method, path) if self.faults.rules else None
-        if rule is None:
-            response = await self._handle(request)
-        else:
+        injected: Response | None = None
+        if rule is not None:
             if rule.delay_ms:
                 await anyio.sleep(rule.delay_ms / 1000)
             if rule.drop:
-                response = DropResponse()
+                injected = DropResponse()
             elif rule.status is not None:
-                response = fault_response(rule)  # injected on purpose: never self-checked
-            else:
-                response = await self._handle(request)
+                injected = fault_response(rule)  # injected on purpose: never self-checked
+        if injected is None:
+            status, body, headers = await self.respond(scope, receive)
+        else:
+            status, body, headers = injected.status_code, bytes(injected.body), injected.raw_headers
         latency_ms = (time.perf_counter() - started) * 1000
         fault = rule.describe() if rule is not None else None
         if self.journal.enabled:
-            body = scope.get("mock.body")
-            if body is None and method in ("POST", "PUT", "PATCH", "DELETE"):
+            request_body = scope.get("mock.body")
+            if request_body is None and method in ("POST", "PUT", "PATCH", "DELETE"):
                 try:  # not read by the pipeline (refused early): read it for the journal
-                    body = await self._read_body(request)
+                    request_body = await self._read_body(scope, receive)
                 except (ApiError, ClientDisconnect, RuntimeError):
-                    body = None
+                    request_body = None
             self.journal.record(
                 time_ms=self.clock.now_ms(), method=method, path=path,
                 query_string=scope.get("query_string", b""),
-                raw_headers=list(scope.get("headers", ())), body=body,
-                status=response.status_code, response_body=response.body,
+                raw_headers=scope.get("headers", ()), body=request_body,
+                status=status, response_body=body,
                 latency_ms=latency_ms, operation_id=scope.get("mock.operation"), fault=fault,
             )
         if self.config.request_log and REQUEST_LOGGER.isEnabledFor(20):
-            log_request(method, path, response.status_code, latency_ms,
-                        request.headers.get("authorization"), fault=fault)
-        return response
+            log_request(method, path, status, latency_ms,
+                        _header(scope, b"authorization"), fault=fault)
+        if isinstance(injected, DropResponse):
+            await injected(scope, receive, send)
+            return
+        await send({"type": "http.response.start", "status": status, "headers": headers})
+        await send({"type": "http.response.body", "body": body})
 
-    def _route(self, request: Request) -> Operation:
-        path = request.url.path
+    def _route(self, scope: Scope) -> tuple[Operation, dict[str, str]]:
+        path = scope["path"]
         found = self.router.match(path)
         if found is None:
             raise NotFound(f"No such path: {path}")
         methods, raw_path = found
-        operation = methods.get(request.method)
+        method = scope["method"]
+        operation = methods.get(method)
         if operation is None:
             allowed = ", ".join(sorted(methods))
-            raise MethodNotAllowed(f"Method {request.method} is not allowed on {path}; "
+            raise MethodNotAllowed(f"Method {method} is not allowed on {path}; "
                                    f"allowed: {allowed}", headers={"Allow": allowed})
-        request.state.raw_path = raw_path
-        request.scope["mock.operation"] = operation.operation_id
-        return operation
+        scope["mock.operation"] = operation.operation_id
+        return operation, raw_path
 
-    async def _run(self, request: Request, operation: Operation) -> tuple[int, Any]:
-        principal = self.tokens.authenticate(request.headers.get("authorization"))
+    async def _run(self, scope: Scope, receive: Receive, operation: Operation,
+                   raw_path: dict[str, str]) -> tuple[int, Any]:
+        principal = self.tokens.authenticate(_header(scope, b"authorization"))
         if self.config.prefer_header:
-            prefer = request.headers.get("prefer")
+            prefer = _header(scope, b"prefer")
             if prefer is not None:
                 self._apply_preference(operation, prefer)
         if operation.requires_write:
             principal.check_write(operation.operation_id)
         validator = self.validators[operation.operation_id]
-        path = validator.path(request.state.raw_path)
-        query = validator.query(request.query_params.multi_items())
+        path = validator.path(raw_path)
+        query = validator.query(parse_query(scope.get("query_string", b"")))
         body = None
         if operation.body_schema is not None:
-            raw = await self._read_body(request)
-            body = validator.body(raw, request.headers.get("content-type"))
+            raw = await self._read_body(scope, receive)
+            body = validator.body(raw, _header(scope, b"content-type"))
         with self.store.lock:
             workspace_id, resource = self._resolve_workspace(operation, principal, path, query, body)
             if workspace_id is not None:
@@ -284,9 +328,12 @@ class MockApp:
         headers = {"Retry-After": "1"} if code == 429 else None
         raise PreferredResponse(code, message, headers)
 
-    async def _read_body(self, request: Request) -> bytes:
+    async def _read_body(self, scope: Scope, receive: Receive) -> bytes:
+        """The request body, refused with 413 past the limit (declared or streamed)."""
+        if "mock.body" in scope:
+            return bytes(scope["mock.body"])
         limit = self.config.max_body_bytes
-        declared = request.headers.get("content-length")
+        declared = _header(scope, b"content-length")
         if declared is not None:
             if not declared.isdigit():
                 raise BadRequest("header 'Content-Length': not a number")
@@ -294,12 +341,18 @@ class MockApp:
                 raise PayloadTooLarge(f"request body is larger than {limit} bytes")
         chunks = []
         size = 0
-        async for chunk in request.stream():
+        more = True
+        while more:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                raise ClientDisconnect()
+            chunk = message.get("body", b"")
             size += len(chunk)
             if size > limit:
                 raise PayloadTooLarge(f"request body is larger than {limit} bytes")
             chunks.append(chunk)
-        body = request.scope["mock.body"] = b"".join(chunks)
+            more = message.get("more_body", False)
+        body = scope["mock.body"] = b"".join(chunks)
         return body
 
     def _resolve_workspace(
@@ -335,27 +388,27 @@ class MockApp:
         noun = table.schemas[0] if table.schemas else table.name
         if record is None:
             raise NotFound(f"{noun} {key!r} not found")
-        workspace_id = record.get(table.workspace_field or "workspace_id")
+        workspace_id = str(record.get(table.workspace_field or "workspace_id"))
         if explicit is not None and workspace_id != explicit:
             raise NotFound(f"{noun} {key!r} not found in workspace {explicit!r}")
         principal.check_workspace(workspace_id)
         return workspace_id, record
 
 
-class _PipelineRoute(BaseRoute):
-    """Claims the whole /v1 surface with one prefix test, ahead of the control and docs routes,
-    so that API requests never walk the other routes' patterns."""
+class Application:
+    """The served ASGI application. API requests (/v1...) go straight into the pipeline, with
+    no middleware stack in between; the control API, docs and storage go through Starlette."""
 
-    def __init__(self, mock: MockApp) -> None:
+    def __init__(self, mock: MockApp, starlette: Starlette) -> None:
         self.mock = mock
+        self.starlette = starlette
+        self.state = starlette.state
 
-    def matches(self, scope: Scope) -> tuple[Match, Scope]:
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http" and scope["path"].startswith("/v1"):
-            return Match.FULL, {}
-        return Match.NONE, {}
-
-    async def handle(self, scope: Scope, receive: Receive, send: Send) -> None:
-        await self.mock(scope, receive, send)
+            await self.mock(scope, receive, send)
+        else:
+            await self.starlette(scope, receive, send)
 
 
 def _storage_routes() -> list[BaseRoute]:
@@ -372,7 +425,7 @@ def _storage_routes() -> list[BaseRoute]:
     return [Route("/__storage__/upload/{token}", endpoint, methods=["PUT"])]
 
 
-def create_app(config: Config | None = None, *, mock: MockApp | None = None) -> Starlette:
+def create_app(config: Config | None = None, *, mock: MockApp | None = None) -> Application:
     """The Starlette application serving one mock (built from `config` unless given):
     the API under /v1, the control API under /__mock__/, /docs and /openapi.json."""
     from .control import control_routes
@@ -387,9 +440,9 @@ def create_app(config: Config | None = None, *, mock: MockApp | None = None) -> 
         return error_response(MethodNotAllowed(
             f"Method {request.method} is not allowed on {request.url.path}"))
 
-    routes = [_PipelineRoute(mock), *control_routes(mock), *docs_routes(mock), *_storage_routes()]
+    routes = [*control_routes(mock), *docs_routes(mock), *_storage_routes()]
     app = Starlette(routes=routes, exception_handlers={404: not_found, 405: not_allowed})
     app.state.mock = mock
     # Every other path goes through the pipeline too (it answers 404 naming the path).
     app.router.default = mock
-    return app
+    return Application(mock, app)

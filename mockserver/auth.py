@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -60,7 +60,7 @@ class TokenRegistry:
     def add(self, principal: Principal) -> None:
         self._tokens[principal.token] = principal
 
-    def __iter__(self):  # type: ignore[no-untyped-def]
+    def __iter__(self) -> Iterator[Principal]:
         return iter(self._tokens.values())
 
     def authenticate(self, header: str | None) -> Principal:

@@ -16,6 +16,7 @@ def _serve(args: argparse.Namespace) -> int:
 
     from .app import Config, MockApp, create_app
     from .fixtures import FixtureError, default_fixtures_dir
+    from .requestlog import configure_logging
 
     fixtures = [Path(p) for p in args.fixtures] or [default_fixtures_dir()]
     fixtures += [Path(p) for p in args.overlay]
@@ -26,7 +27,13 @@ def _serve(args: argparse.Namespace) -> int:
         rate_limit=args.rate_limit,
         self_check=args.self_check,
         base_url=base_url,
+        host=args.host,
+        control_token=args.control_token,
+        journal_size=args.journal_size,
+        request_log=not args.quiet,
     )
+    if not args.quiet:
+        configure_logging(args.log_format)
     try:
         mock = MockApp(config)
     except FixtureError as exc:
@@ -40,8 +47,12 @@ def _serve(args: argparse.Namespace) -> int:
         print(f"  token {principal.token:<22} {principal.access:<5} {scope}", flush=True)
     limit = f"{args.rate_limit}/min per workspace" if args.rate_limit else "off"
     print(f"  rate limit: {limit}; fixtures: {', '.join(map(str, fixtures))}", flush=True)
+    print(f"  control API: {base_url}/__mock__/  inspector: {base_url}/__mock__/inspector",
+          flush=True)
+    # uvicorn installs its own SIGINT/SIGTERM handlers: both shut the server down cleanly.
     uvicorn.run(app, host=args.host, port=args.port, log_level="warning",
                 access_log=False, lifespan="on")
+    print("mock stopped", flush=True)
     return 0
 
 
@@ -73,6 +84,13 @@ def build_parser() -> argparse.ArgumentParser:
                        help="requests per minute per workspace; 0 turns limits off")
     serve.add_argument("--self-check", action="store_true",
                        help="validate every response against the document (fail loudly)")
+    serve.add_argument("--log-format", choices=("text", "json"), default="text",
+                       help="one line per request: method, path, status, latency")
+    serve.add_argument("--quiet", action="store_true", help="no per-request log lines")
+    serve.add_argument("--control-token", default=None, metavar="TOKEN",
+                       help="X-Mock-Control-Token required by /__mock__/ (needed off loopback)")
+    serve.add_argument("--journal-size", type=int, default=1000, metavar="N",
+                       help="requests kept for GET /__mock__/requests (0 turns the journal off)")
     serve.set_defaults(func=_serve)
 
     fixtures = commands.add_parser("fixtures", help="work with fixture datasets")

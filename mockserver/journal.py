@@ -10,7 +10,7 @@ from __future__ import annotations
 import itertools
 import threading
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qsl
@@ -132,7 +132,7 @@ class Journal:
     def __len__(self) -> int:
         return len(self._entries)
 
-    def __iter__(self) -> Iterable[JournalEntry]:  # type: ignore[override]
+    def __iter__(self) -> Iterator[JournalEntry]:
         with self._lock:
             return iter(list(self._entries))
 

@@ -15,7 +15,7 @@ __all__ = ["load_yaml"]
 _Base: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
-class _Loader(_Base):  # type: ignore[misc,valid-type]
+class _Loader(_Base):
     pass
 
 
