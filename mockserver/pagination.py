@@ -13,6 +13,7 @@ import base64
 import binascii
 import hashlib
 import hmac
+import itertools
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -43,10 +44,13 @@ def _tupleize(value: Any) -> Any:
 
 class CursorCodec:
     def __init__(self, secret: bytes) -> None:
-        self._secret = secret
+        # Keyed once; each signature copies the keyed state (cheaper than re-keying).
+        self._keyed = hmac.new(secret, digestmod=hashlib.sha256)
 
     def _sign(self, payload: bytes) -> bytes:
-        return hmac.new(self._secret, payload, hashlib.sha256).digest()[:16]
+        mac = self._keyed.copy()
+        mac.update(payload)
+        return mac.digest()[:16]
 
     def encode(self, query_fingerprint: str, key: tuple[Any, ...]) -> str:
         payload = orjson.dumps([query_fingerprint, key])
@@ -93,9 +97,16 @@ def walk(
 ) -> Page:
     """Up to `limit` matching records after the key `after`, and whether more follow."""
     rows = store.rows(table)
+    keys = index.keys(partition, after=after, descending=descending)
+    if where is None:
+        # Unfiltered (the common polling case): every key is a hit; take limit + 1 at once.
+        # Indexes follow every write under the store lock, so each key has its record.
+        taken = list(itertools.islice(keys, limit + 1))
+        page = [rows[key[-1]] for key in taken[:limit]]
+        return Page(page, taken[limit - 1] if len(taken) > limit else None)
     items: list[Record] = []
     last_key: tuple[Any, ...] | None = None
-    for key in index.keys(partition, after=after, descending=descending):
+    for key in keys:
         record = rows.get(key[-1])
         if record is None or (where is not None and not where(record)):
             continue

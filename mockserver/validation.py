@@ -33,6 +33,8 @@ def json_validator(schema: dict[str, Any], components: dict[str, Any]) -> Any:
 
 def first_error(validator: Any, instance: Any) -> tuple[str, str] | None:
     """(instance path, message) of the most specific error, or None when valid."""
+    if validator.is_valid(instance):  # the common case, without building error objects
+        return None
     best: tuple[str, str] | None = None
     depth = -1
     for error in validator.iter_errors(instance):
