@@ -1,0 +1,223 @@
+"""schemathesis' own phases (examples, coverage, fuzzing, stateful through the document's
+links) with its built-in checks and ours, against the target, and their failures as violations.
+
+The engine is schemathesis' (`schemathesis.engine.from_schema(schema).execute()`), driven by a
+configuration built here:
+- only selected operations; without --allow-writes only reads (GETs and the read-only searches);
+- `workspace_id` fixed to the workspace under test, and path parameters fixed to ids discovery
+  found (so generated requests reach real records rather than a wall of 404s);
+- one worker, and every request through the gate's `PacedAdapter` (pace, budget, 429 waits).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+from unittest import mock
+
+import requests
+import schemathesis
+from schemathesis.engine import events, from_schema
+
+from . import checks as gate_checks
+from .client import BudgetExhausted, PacedAdapter, WriteWithheld, mount
+from .violations import Exchange, SchemathesisViolation, Severity, Violation, severity_for
+
+if TYPE_CHECKING:
+    from ..spec import Operation
+    from .gate import Gate
+
+__all__ = ["READ_ONLY_CHECKS", "WRITE_CHECKS", "run_phases"]
+
+# Built-in checks that only look at responses, or send reads of their own.
+READ_ONLY_CHECKS = (
+    "not_a_server_error",
+    "status_code_conformance",
+    "content_type_conformance",
+    "response_schema_conformance",
+    "response_headers_conformance",
+    "negative_data_rejection",
+    "missing_required_header",
+    "ignored_auth",
+    "use_after_free",
+    "ensure_resource_availability",
+    "conform_error_shape",
+)
+# unsupported_method sends other methods to each path: writes, so only with --allow-writes.
+WRITE_CHECKS = ("unsupported_method",)
+
+
+def build_config(gate: Gate) -> schemathesis.Config:
+    config = gate.config
+    assert gate.discovery is not None
+    enabled = set(READ_ONLY_CHECKS) | (set(WRITE_CHECKS) if config.allow_writes else set())
+    all_checks = set(READ_ONLY_CHECKS) | set(WRITE_CHECKS) | {
+        "positive_data_acceptance", "object_level_authorization", "allow_header_conformance"}
+    selected = {op.operation_id for op in gate.operations(
+        writes=None if config.allow_writes else False)}
+    operations: list[dict[str, Any]] = []
+    for op in gate.doc.operations:
+        if op.operation_id not in selected:
+            # Config-level, not `schema.include()`: schemathesis lets per-operation config
+            # entries override a schema filter, so exclusion must live in the same place.
+            operations.append({"include-operation-id": op.operation_id, "enabled": False})
+            continue
+        found = gate.discovery.params.get(op.operation_id, {})
+        path = {f"path.{k}": v for k, v in found.get("path", {}).items()}
+        if op.workspace_source == "path":
+            path["path.id"] = gate.workspace
+        if path and op.method != "DELETE":
+            # A DELETE keeps generated ids: fixing one would delete a record the rest of the
+            # run reads (the stateful phase deletes what it created through the links).
+            operations.append({"include-operation-id": op.operation_id, "parameters": path})
+    data: dict[str, Any] = {
+        "base-url": config.base_url,
+        "headers": {"Authorization": f"Bearer {config.token}"},
+        "workers": 1,
+        "request-timeout": config.request_timeout,
+        "parameters": {"query.workspace_id": gate.workspace},
+        "phases": {name: {"enabled": name in config.phases}
+                   for name in ("examples", "coverage", "fuzzing", "stateful")},
+        "generation": {"max-examples": config.max_examples},
+        "checks": {name: {"enabled": name in enabled} for name in sorted(all_checks)},
+        "operations": operations,
+    }
+    if config.seed is not None:
+        data["seed"] = config.seed
+    return schemathesis.Config.from_dict(data)
+
+
+def load_schema(gate: Gate) -> Any:
+    return schemathesis.openapi.from_path(gate.doc.path, config=build_config(gate))
+
+
+@contextlib.contextmanager
+def _paced_sessions(gate: Gate, on_exhausted: Any) -> Iterator[None]:
+    """Every engine session gets the gate's adapter. schemathesis builds its sessions in
+    `engine.context.make_session` and offers no hook for the transport adapter; wrapping that
+    one function for the length of the run is the narrowest way in."""
+    import schemathesis.engine.context as engine_context
+
+    original = engine_context.make_session
+
+    guard = None if gate.config.allow_writes else gate.doc.read_request_guard()
+
+    def make_session(*args: Any, **kwargs: Any) -> requests.Session:
+        adapter = PacedAdapter(gate.pacer, allow=guard)
+        adapters.append(adapter)
+        return mount(original(*args, **kwargs), adapter)
+
+    adapters: list[PacedAdapter] = []
+    previous = gate.pacer.on_exhausted
+    gate.pacer.on_exhausted = on_exhausted
+    try:
+        with mock.patch.object(engine_context, "make_session", make_session):
+            yield
+    finally:
+        gate.pacer.on_exhausted = previous
+        withheld = sum(adapter.withheld for adapter in adapters)
+        if withheld:
+            gate.note(f"read-only: {withheld} schemathesis request(s) that could write were not "
+                      "sent (undeclared methods of the coverage phase; --allow-writes sends them)")
+
+
+def run_phases(gate: Gate) -> None:
+    if not gate.config.phases:
+        return
+    schema = load_schema(gate)
+    key = id(schema.raw_schema)
+    gate_checks.GATE_SCHEMAS[key] = gate.doc
+    stream = from_schema(schema).execute()
+    seen: set[tuple[str, str, str]] = set()
+
+    def stop() -> None:
+        gate.stopped = f"request budget of {gate.config.max_requests} reached"
+        stream.stop()
+
+    try:
+        with _paced_sessions(gate, stop):
+            for event in stream:
+                _on_event(gate, event, seen)
+    finally:
+        gate_checks.GATE_SCHEMAS.pop(key, None)
+
+
+def _on_event(gate: Gate, event: Any, seen: set[tuple[str, str, str]]) -> None:
+    if isinstance(event, events.PhaseStarted):
+        gate.phase_started = time.monotonic()
+        gate.progress(f"schemathesis phase {event.phase.name.value}")
+    elif isinstance(event, events.PhaseFinished):
+        took = time.monotonic() - gate.phase_started
+        gate.progress(f"schemathesis phase {event.phase.name.value} done in {took:.1f}s")
+    elif isinstance(event, events.ScenarioFinished):
+        recorder = event.recorder
+        if event.label:
+            gate.progress(f"  {event.phase.value:<9} {event.label}: {event.status.value}")
+        gate.count("schemathesis", len(recorder.cases))
+        for case_id, check_nodes in recorder.checks.items():
+            for node in check_nodes:
+                info = node.failure_info
+                if info is None:
+                    continue
+                violation = _as_violation(gate, recorder, case_id, node.name, info.failure)
+                identity = (violation.operation or "", violation.check,
+                            str(getattr(info.failure, "_unique_key", info.failure.title)))
+                if identity in seen:
+                    continue
+                seen.add(identity)
+                gate.add(violation)
+    elif isinstance(event, events.NonFatalError):
+        if isinstance(event.value, BudgetExhausted | WriteWithheld):
+            return
+        gate.note(f"schemathesis error on {event.label}: {event.info.title}: "
+                  f"{event.info.message.splitlines()[0] if event.info.message else ''}")
+    elif isinstance(event, events.FatalError):
+        gate.note(f"schemathesis stopped: {event.exception}")
+
+
+def _as_violation(gate: Gate, recorder: Any, case_id: str, check: str, failure: Any) -> Violation:
+    if isinstance(failure, gate_checks.ErrorShapeViolation):
+        return failure
+    exception = getattr(failure, "exception", None)
+    if isinstance(exception, Violation):
+        return exception
+    node = recorder.cases.get(case_id)
+    case = node.value if node is not None else None
+    op: Operation | None = None
+    if case is not None:
+        op = gate.doc.by_id.get(case.operation.definition.raw.get("operationId", ""))
+    interaction = recorder.interactions.get(case_id)
+    exchange = None
+    status = None
+    if interaction is not None:
+        request = interaction.request
+        headers = {k: (v[0] if isinstance(v, list) else v) for k, v in request.headers.items()}
+        response = interaction.response
+        status = response.status_code if response is not None else None
+        exchange = Exchange(method=request.method, url=request.uri, headers=headers,
+                            body=request.body or None, status=status,
+                            response_text=_text(response))
+    provenance = op.provenance if op is not None else None
+    if op is not None:
+        instance_path = getattr(failure, "instance_path", None)
+        if instance_path is not None:
+            provenance = gate.doc.response_provenance(op, status, list(instance_path))
+    message = f"{failure.title}: {(failure.message or '').strip().splitlines()[0] if failure.message else ''}"
+    return SchemathesisViolation(
+        message.rstrip(": "), check=check,
+        operation=op.operation_id if op is not None else None,
+        severity=severity_for(provenance) if op is not None else Severity.ERROR,
+        exchange=exchange, details={"failure": type(failure).__name__,
+                                    "full_message": failure.message or ""},
+    )
+
+
+def _text(response: Any) -> str:
+    if response is None:
+        return ""
+    try:
+        return str(response.text)
+    except (UnicodeDecodeError, AttributeError):
+        return ""

@@ -1,0 +1,209 @@
+"""State rules of the description that no schema can express (only with --allow-writes).
+
+- a write is visible on the next read (PATCH a skill's description, then GET it);
+- a knowledge-node scope change (entity_ids) must be sent alone: with another field it is 400
+  and changes nothing; alone it applies;
+- a custom tool's version moves exactly when its code changes;
+- a ticket closes only when resolved (close new/pending -> 400; resolve then close -> closed,
+  closed_at set);
+- resolving an escalation records the reviewer (reviewed_at, reviewed_by, the status asked).
+
+Each rule works on a record discovery found and puts back what it changed where the API allows
+(a closed ticket and a resolved escalation stay so: both are final states).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from .violations import Exchange, StateRuleViolation, severity_for
+
+if TYPE_CHECKING:
+    from .gate import Gate
+
+__all__ = ["RULES", "check_state_rules"]
+
+MARKER = "conformance gate marker"
+
+
+class _Skip(Exception):
+    """A rule that found nothing to work on."""
+
+
+def check_state_rules(gate: Gate) -> None:
+    for name, rule in RULES.items():
+        gate.progress(f"state       {name}")
+        try:
+            rule(gate)
+            gate.count("state")
+        except _Skip as skip:
+            gate.note(f"state rule {name} skipped: {skip}")
+
+
+def _fail(gate: Gate, operation_id: str, check: str, message: str, exchange: Exchange | None) -> None:
+    op = gate.doc.op(operation_id)
+    gate.add(StateRuleViolation(message, check=check, operation=operation_id,
+                                severity=severity_for(op.provenance), exchange=exchange))
+
+
+def _data(exchange: Exchange) -> dict[str, Any]:
+    body = exchange.json()
+    data = body.get("data") if isinstance(body, dict) else None
+    return data if isinstance(data, dict) else {}
+
+
+def _call(gate: Gate, operation_id: str, path: dict[str, Any] | None = None,
+          query: dict[str, Any] | None = None, body: Any = None) -> Exchange:
+    return gate.call(gate.doc.op(operation_id), params=query, path_params=path, body=body)
+
+
+def _selected(gate: Gate, *operation_ids: str) -> None:
+    for operation_id in operation_ids:
+        if not gate.select(gate.doc.op(operation_id)):
+            raise _Skip(f"{operation_id} is not selected")
+
+
+def _first(gate: Gate, operation_id: str, query: dict[str, Any],
+           accept: Callable[[dict[str, Any]], bool] = lambda item: True) -> dict[str, Any]:
+    exchange = _call(gate, operation_id, query={"workspace_id": gate.workspace, "limit": 100, **query})
+    body = exchange.json()
+    items = body.get("data") if isinstance(body, dict) and exchange.status == 200 else None
+    for item in items or []:
+        if isinstance(item, dict) and accept(item):
+            return item
+    raise _Skip(f"{operation_id} {query or ''} listed nothing to work on")
+
+
+def skill_write_visible(gate: Gate) -> None:
+    _selected(gate, "updateSkill", "getSkill")
+    skill = _first(gate, "listSkills", {})
+    path = {"id": skill["id"]}
+    original = skill.get("description")
+    patched = _call(gate, "updateSkill", path, body={"description": MARKER})
+    if patched.status != 200:
+        _fail(gate, "updateSkill", "write_visible", f"PATCH answered {patched.status}", patched)
+        return
+    read = _call(gate, "getSkill", path)
+    if _data(read).get("description") != MARKER:
+        _fail(gate, "updateSkill", "write_visible",
+              f"a PATCHed description is not visible on the next GET "
+              f"(got {_data(read).get('description')!r})", read)
+    if isinstance(original, str):
+        _call(gate, "updateSkill", path, body={"description": original})
+
+
+def kb_scope_alone(gate: Gate) -> None:
+    _selected(gate, "updateKnowledgeNode", "getKnowledgeNode")
+    node = _first(gate, "listKnowledgeNodes", {}, lambda item: item.get("is_directory") is False)
+    path = {"node_id": node["id"]}
+    query = {"workspace_id": gate.workspace}
+    before = _call(gate, "getKnowledgeNode", path).json()
+    scope = ["conform-entity-1"]
+    mixed = _call(gate, "updateKnowledgeNode", path, query,
+                  {"entity_ids": scope, "title": f"{MARKER} title"})
+    if mixed.status != 400:
+        _fail(gate, "updateKnowledgeNode", "kb_scope_alone",
+              f"entity_ids sent with another field answered {mixed.status}, expected 400", mixed)
+    after = _call(gate, "getKnowledgeNode", path)
+    if after.json() != before:
+        _fail(gate, "updateKnowledgeNode", "kb_scope_alone",
+              "a refused scope change (entity_ids with another field) changed the node", after)
+    alone = _call(gate, "updateKnowledgeNode", path, query, {"entity_ids": scope})
+    read = _call(gate, "getKnowledgeNode", path)
+    if alone.status != 200 or _data(read).get("entity_ids") != scope:
+        _fail(gate, "updateKnowledgeNode", "kb_scope_alone",
+              f"entity_ids sent alone answered {alone.status} and the node reads "
+              f"entity_ids={_data(read).get('entity_ids')!r}, expected {scope!r}", alone)
+    original = (before or {}).get("data", {}).get("entity_ids") if isinstance(before, dict) else None
+    if isinstance(original, list):
+        _call(gate, "updateKnowledgeNode", path, query, {"entity_ids": original})
+
+
+def custom_tool_version(gate: Gate) -> None:
+    _selected(gate, "updateCustomTool", "getCustomTool")
+    listed = _first(gate, "listCustomTools", {})
+    path = {"id": listed["id"]}
+    tool = _data(_call(gate, "getCustomTool", path))
+    version, code, description = tool.get("version"), tool.get("code"), tool.get("description")
+    if not isinstance(version, int | float) or not isinstance(code, str):
+        raise _Skip("the custom tool has no numeric version or no code")
+    described = _call(gate, "updateCustomTool", path, body={"description": f"{MARKER}"})
+    if described.status != 200 or _data(described).get("version") != version:
+        _fail(gate, "updateCustomTool", "custom_tool_version",
+              f"a description change moved the version from {version!r} to "
+              f"{_data(described).get('version')!r} (status {described.status}); only a code "
+              "change moves it", described)
+    comment = "// conform" if tool.get("language") == "javascript" else "# conform"
+    recoded = _call(gate, "updateCustomTool", path, body={"code": f"{code}\n{comment}\n"})
+    if recoded.status != 200 or _data(recoded).get("version") != version + 1:
+        _fail(gate, "updateCustomTool", "custom_tool_version",
+              f"a code change moved the version from {version!r} to "
+              f"{_data(recoded).get('version')!r} (status {recoded.status}), expected "
+              f"{version + 1!r}", recoded)
+    restore: dict[str, Any] = {"code": code}
+    if isinstance(description, str):
+        restore["description"] = description
+    _call(gate, "updateCustomTool", path, body=restore)
+
+
+def ticket_close_only_resolved(gate: Gate) -> None:
+    _selected(gate, "closeTicket", "resolveTicket", "getTicket")
+    ticket = None
+    for status in ("new", "pending"):
+        try:
+            ticket = _first(gate, "listTickets", {"status": status}, _has_status(status))
+            break
+        except _Skip:
+            continue
+    if ticket is None:
+        raise _Skip("no new or pending ticket")
+    path = {"id": ticket["id"]}
+    early = _call(gate, "closeTicket", path)
+    if early.status != 400:
+        _fail(gate, "closeTicket", "ticket_close_only_resolved",
+              f"closing a {ticket['status']} ticket answered {early.status}, expected 400", early)
+        return
+    read = _call(gate, "getTicket", path)
+    if _data(read).get("status") != ticket["status"]:
+        _fail(gate, "closeTicket", "ticket_close_only_resolved",
+              f"a refused close changed the status to {_data(read).get('status')!r}", read)
+    resolved = _call(gate, "resolveTicket", path)
+    if resolved.status != 200 or _data(resolved).get("status") != "resolved":
+        _fail(gate, "resolveTicket", "ticket_close_only_resolved",
+              f"resolving answered {resolved.status} with status "
+              f"{_data(resolved).get('status')!r}", resolved)
+        return
+    closed = _call(gate, "closeTicket", path)
+    data = _data(closed)
+    if closed.status != 200 or data.get("status") != "closed" or not data.get("closed_at"):
+        _fail(gate, "closeTicket", "ticket_close_only_resolved",
+              f"closing a resolved ticket answered {closed.status} with status "
+              f"{data.get('status')!r} and closed_at {data.get('closed_at')!r}", closed)
+
+
+def _has_status(status: str) -> Callable[[dict[str, Any]], bool]:
+    return lambda item: item.get("status") == status
+
+
+def escalation_reviewer(gate: Gate) -> None:
+    _selected(gate, "resolveEscalation")
+    escalation = _first(gate, "listEscalations", {"status": "pending"},
+                        lambda item: item.get("status") == "pending")
+    path = {"id": escalation["id"]}
+    resolved = _call(gate, "resolveEscalation", path, body={"status": "dismissed"})
+    data = _data(resolved)
+    missing = [name for name in ("reviewed_at", "reviewed_by") if not data.get(name)]
+    if resolved.status != 200 or data.get("status") != "dismissed" or missing:
+        _fail(gate, "resolveEscalation", "escalation_reviewer",
+              f"resolving with status 'dismissed' answered {resolved.status}, status "
+              f"{data.get('status')!r}; not recorded: {missing or 'none'}", resolved)
+
+
+RULES: dict[str, Callable[[Gate], None]] = {
+    "skill_write_visible": skill_write_visible,
+    "kb_scope_alone": kb_scope_alone,
+    "custom_tool_version": custom_tool_version,
+    "ticket_close_only_resolved": ticket_close_only_resolved,
+    "escalation_reviewer": escalation_reviewer,
+}

@@ -1,0 +1,165 @@
+"""What the gate reports: violations as `AssertionError`s that carry their data and a severity.
+
+Severity follows provenance (issue 6): a failure on something the description states
+(`documented`) fails the run; one on something taken from the reference notes or inferred by
+us (`reference`, `inferred`) is a warning, failing the run only under `--strict`.
+"""
+
+from __future__ import annotations
+
+import enum
+import json
+import shlex
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = [
+    "AuthViolation",
+    "ErrorShapeViolation",
+    "Exchange",
+    "PaginationViolation",
+    "RateLimitViolation",
+    "SchemathesisViolation",
+    "Severity",
+    "StateRuleViolation",
+    "Violation",
+    "severity_for",
+]
+
+REDACTED = "$TOKEN"
+
+
+class Severity(enum.StrEnum):
+    ERROR = "error"      # fails the run
+    WARNING = "warning"  # fails the run only with --strict
+
+
+def severity_for(provenance: str | None) -> Severity:
+    """`documented` is a promise of the description; anything else is our reading of it."""
+    return Severity.ERROR if provenance in (None, "documented") else Severity.WARNING
+
+
+@dataclass
+class Exchange:
+    """One request and its response, enough to reproduce it with curl."""
+
+    method: str
+    url: str
+    headers: dict[str, str] = field(default_factory=dict)
+    body: Any = None  # JSON-able, bytes or None
+    status: int | None = None
+    response_headers: dict[str, str] = field(default_factory=dict)
+    response_text: str = ""
+
+    def json(self) -> Any:
+        try:
+            return json.loads(self.response_text)
+        except ValueError:
+            return None
+
+    def curl(self) -> str:
+        """A minimal curl command; any bearer token is replaced by `$TOKEN`."""
+        parts = ["curl", "-sS", "-X", self.method]
+        url = self.url
+        parts.append(shlex.quote(url))
+        for name, value in self.headers.items():
+            lowered = name.lower()
+            if lowered == "authorization":
+                value = _redact_authorization(value)
+                # Double quotes so the shell expands $TOKEN.
+                parts.append(f'-H "{name}: {value}"')
+                continue
+            if lowered in ("user-agent", "accept-encoding", "connection", "content-length") \
+                    or lowered.startswith("x-schemathesis"):
+                continue
+            parts.extend(["-H", shlex.quote(f"{name}: {value}")])
+        if self.body is not None:
+            if isinstance(self.body, bytes):
+                text = self.body.decode("utf-8", "replace")
+            elif isinstance(self.body, str):
+                text = self.body
+            else:
+                text = json.dumps(self.body, separators=(",", ":"))
+            parts.extend(["-d", shlex.quote(text)])
+        return " ".join(parts)
+
+
+def _redact_authorization(value: str) -> str:
+    scheme, _, token = value.partition(" ")
+    if not token:
+        return REDACTED if value else value
+    return f"{scheme} {REDACTED}"
+
+
+class Violation(AssertionError):
+    """A way the target departs from the document. Subclasses name the family of check."""
+
+    family = "conformance"
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        check: str,
+        operation: str | None,
+        severity: Severity = Severity.ERROR,
+        exchange: Exchange | None = None,
+        details: dict[str, Any] | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.check = check
+        self.operation = operation
+        self.severity = severity
+        self.exchange = exchange
+        self.details = details or {}
+
+    @property
+    def curl(self) -> str | None:
+        return self.exchange.curl() if self.exchange is not None else None
+
+    def as_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "family": self.family,
+            "check": self.check,
+            "operation": self.operation,
+            "severity": str(self.severity),
+            "message": self.message,
+        }
+        if self.exchange is not None:
+            data["request"] = {"method": self.exchange.method, "url": self.exchange.url}
+            data["status"] = self.exchange.status
+            data["curl"] = self.curl
+            data["response_excerpt"] = self.exchange.response_text[:500]
+        if self.details:
+            data["details"] = self.details
+        return data
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.check}, {self.operation}, {self.severity}: {self.message!r})"
+
+
+class SchemathesisViolation(Violation):
+    """A failure of one of schemathesis' built-in checks, seen during its phases."""
+
+    family = "schemathesis"
+
+
+class ErrorShapeViolation(Violation):
+    family = "error-shape"
+
+
+class PaginationViolation(Violation):
+    family = "pagination"
+
+
+class AuthViolation(Violation):
+    family = "auth"
+
+
+class RateLimitViolation(Violation):
+    family = "rate-limit"
+
+
+class StateRuleViolation(Violation):
+    family = "state-rules"

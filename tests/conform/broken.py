@@ -1,0 +1,206 @@
+"""Deliberately broken variants of the mock: one planted defect each, for the gate to catch."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import orjson
+
+from mockserver.app import MockApp
+from mockserver.context import Context
+from mockserver.errors import Conflict
+
+Scope = dict[str, Any]
+Handler = Callable[[Context], Any]
+
+
+def override(mock: MockApp, operation_id: str, wrap: Callable[[Handler], Handler]) -> None:
+    """Replace one handler of this mock only (its registry is shared: copy it first)."""
+    mock.handlers = dict(mock.handlers)
+    mock.handlers[operation_id] = wrap(mock.handlers[operation_id])
+
+
+class Rewrite:
+    """ASGI wrapper: rewrite request headers and/or whole responses."""
+
+    def __init__(self, app: Any, *,
+                 request: Callable[[dict[str, str]], dict[str, str]] | None = None,
+                 response: Callable[[int, dict[str, str], bytes], tuple[int, dict[str, str], bytes]]
+                 | None = None) -> None:
+        self.app = app
+        self.request = request
+        self.response = response
+
+    async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        if self.request is not None:
+            headers = {k.decode().lower(): v.decode() for k, v in scope["headers"]}
+            headers = self.request(headers)
+            scope = {**scope, "headers": [(k.encode(), v.encode()) for k, v in headers.items()]}
+        if self.response is None:
+            await self.app(scope, receive, send)
+            return
+        started: dict[str, Any] = {}
+        chunks: list[bytes] = []
+
+        async def capture(message: dict[str, Any]) -> None:
+            if message["type"] == "http.response.start":
+                started.update(message)
+            elif message["type"] == "http.response.body":
+                chunks.append(message.get("body", b""))
+                if not message.get("more_body"):
+                    assert self.response is not None
+                    headers = {k.decode().lower(): v.decode() for k, v in started["headers"]}
+                    status, headers, body = self.response(started["status"], headers,
+                                                          b"".join(chunks))
+                    headers["content-length"] = str(len(body))
+                    await send({"type": "http.response.start", "status": status,
+                                "headers": [(k.encode(), v.encode()) for k, v in headers.items()]})
+                    await send({"type": "http.response.body", "body": body})
+
+        await self.app(scope, receive, capture)
+
+
+# -- planted defects -----------------------------------------------------------------------
+
+def duplicate_across_pages(mock: MockApp) -> None:
+    """listSkills: every later page starts with the first page's first item again."""
+    def wrap(original: Handler) -> Handler:
+        def handler(ctx: Context) -> Any:
+            result = original(ctx)
+            if ctx.query.get("cursor") is not None and result["data"]:
+                cursor = ctx.query.pop("cursor")
+                first = original(ctx)
+                ctx.query["cursor"] = cursor
+                result["data"][0] = first["data"][0]
+            return result
+        return handler
+    override(mock, "listSkills", wrap)
+
+
+def ignore_scope_alone(mock: MockApp) -> None:
+    """updateKnowledgeNode: entity_ids sent alone are silently ignored."""
+    def wrap(original: Handler) -> Handler:
+        def handler(ctx: Context) -> Any:
+            if set(ctx.body or {}) == {"entity_ids"}:
+                assert ctx.resource is not None
+                return {"data": ctx.shape(ctx.resource, "KnowledgeNode")}
+            return original(ctx)
+        return handler
+    override(mock, "updateKnowledgeNode", wrap)
+
+
+def accept_scope_with_other_fields(mock: MockApp) -> None:
+    """updateKnowledgeNode: entity_ids with another field applies the other field."""
+    def wrap(original: Handler) -> Handler:
+        def handler(ctx: Context) -> Any:
+            body = dict(ctx.body or {})
+            if "entity_ids" in body and len(body) > 1:
+                body.pop("entity_ids")
+                ctx.body = body
+            return original(ctx)
+        return handler
+    override(mock, "updateKnowledgeNode", wrap)
+
+
+def bump_version_on_description(mock: MockApp) -> None:
+    def wrap(original: Handler) -> Handler:
+        def handler(ctx: Context) -> Any:
+            result = original(ctx)
+            if "description" in (ctx.body or {}) and "code" not in (ctx.body or {}):
+                record = ctx.store.get("custom_tools", result["data"]["id"])
+                assert record is not None
+                record = ctx.store.update("custom_tools", record["id"],
+                                          {"version": record["version"] + 1})
+                result = {"data": ctx.shape(record, "CustomTool")}
+            return result
+        return handler
+    override(mock, "updateCustomTool", wrap)
+
+
+def close_any_ticket(mock: MockApp) -> None:
+    def wrap(original: Handler) -> Handler:
+        def handler(ctx: Context) -> Any:
+            assert ctx.resource is not None
+            now = ctx.now()
+            ticket = ctx.store.update("tickets", ctx.resource["id"],
+                                      {"status": "closed", "closed_at": now, "updated_at": now})
+            return {"data": ctx.shape(ticket, "Ticket")}
+        return handler
+    override(mock, "closeTicket", wrap)
+
+
+def skip_reviewer(mock: MockApp) -> None:
+    def wrap(original: Handler) -> Handler:
+        def handler(ctx: Context) -> Any:
+            result = original(ctx)
+            record = ctx.store.update("escalations", result["data"]["id"], {"reviewed_by": None})
+            return {"data": ctx.shape(record, "Escalation")}
+        return handler
+    override(mock, "resolveEscalation", wrap)
+
+
+def write_not_visible(mock: MockApp) -> None:
+    """updateSkill answers with the change but never stores it."""
+    def wrap(original: Handler) -> Handler:
+        def handler(ctx: Context) -> Any:
+            assert ctx.resource is not None
+            data = ctx.shape(ctx.resource, "Skill")
+            data.update({k: v for k, v in (ctx.body or {}).items() if k in data})
+            return {"data": data}
+        return handler
+    override(mock, "updateSkill", wrap)
+
+
+def drop_required_field(mock: MockApp) -> None:
+    """getSkill: the response lacks a required property (a schema violation)."""
+    def wrap(original: Handler) -> Handler:
+        def handler(ctx: Context) -> Any:
+            result = original(ctx)
+            result["data"].pop("name", None)
+            return result
+        return handler
+    override(mock, "getSkill", wrap)
+
+
+def refuse_limit_1(mock: MockApp) -> None:
+    """listSkills: limit=1 refused with 409, a status the operation does not document."""
+    def wrap(original: Handler) -> Handler:
+        def handler(ctx: Context) -> Any:
+            if ctx.query.get("limit") == 1:
+                raise Conflict("limit 1 is not supported")
+            return original(ctx)
+        return handler
+    override(mock, "listSkills", wrap)
+
+
+def error_with_code(app: Any) -> Rewrite:
+    """Every 4xx body gains a `code` key: not exactly {error: string}."""
+    def response(status: int, headers: dict[str, str], body: bytes) -> tuple[int, dict[str, str], bytes]:
+        if 400 <= status < 500:
+            data = orjson.loads(body)
+            data["code"] = status
+            body = orjson.dumps(data)
+        return status, headers, body
+    return Rewrite(app, response=response)
+
+
+def without_retry_after(app: Any) -> Rewrite:
+    def response(status: int, headers: dict[str, str], body: bytes) -> tuple[int, dict[str, str], bytes]:
+        headers.pop("retry-after", None)
+        return status, headers, body
+    return Rewrite(app, response=response)
+
+
+def token_swap(app: Any, swap: dict[str | None, str]) -> Rewrite:
+    """Treat some tokens (or no token: key None) as another: scoping/role/authentication ignored."""
+    def request(headers: dict[str, str]) -> dict[str, str]:
+        current = headers.get("authorization")
+        token = current.removeprefix("Bearer ") if current else None
+        if token in swap:
+            headers["authorization"] = f"Bearer {swap[token]}"
+        return headers
+    return Rewrite(app, request=request)
