@@ -150,7 +150,8 @@ class MockApp:
         self.validators = {op.operation_id: RequestValidator(self.spec, op)
                            for op in self.spec.operations}
         self.selfcheck: SelfCheck | None = SelfCheck(self.spec) if config.self_check else None
-        self.handlers = load_handlers()
+        # A copy per mock: tests that swap a handler (a planted defect) touch only their mock.
+        self.handlers = dict(load_handlers())
         missing = sorted(set(self.spec.by_id) - set(self.handlers))
         if missing:
             raise RuntimeError(f"operations without a handler: {', '.join(missing)}")

@@ -15,6 +15,7 @@ from typing import Any
 import jsonschema_rs
 import orjson
 
+from .clock import parse_timestamp
 from .errors import BadRequest
 from .spec import Operation, Spec
 
@@ -55,6 +56,14 @@ def _coerce(value: str, schema: dict[str, Any]) -> Any:
     if kind == "boolean" and value in ("true", "false"):
         return value == "true"
     return value
+
+
+def _check_instant(name: str, value: str) -> None:
+    # The pattern admits strings that name no instant (month 13, year 0): refuse them too.
+    try:
+        parse_timestamp(value)
+    except ValueError:
+        raise BadRequest(f"query parameter '{name}': {value!r} is not a valid date-time") from None
 
 
 class RequestValidator:
@@ -103,6 +112,8 @@ class RequestValidator:
                 raise BadRequest(f"query parameter '{name}' is given more than once")
             value = _coerce(raw, param.schema)
             self._check("query", name, value)
+            if param.schema.get("format") == "date-time":
+                _check_instant(name, value)
             values[name] = value
         for name, param in self.query_params.items():
             if param.required and name not in values:

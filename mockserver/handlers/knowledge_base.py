@@ -206,7 +206,8 @@ def search_knowledge_nodes(ctx: Context) -> dict[str, Any]:
     return ctx.page(
         "kb_nodes", partition={"workspace_id": ctx.workspace_id}, order=("depth", "title"),
         descending=False, where=matches, render=_renderer(ctx, body.get("include_body", False)),
-        limit=pagination.get("page_size", 20), cursor=pagination.get("cursor"),
+        # JSON Schema counts 28.0 as an integer; the page needs a real one.
+        limit=int(pagination.get("page_size", 20)), cursor=pagination.get("cursor"),
         # The cursor is bound to the filters (what selects the items); include_body only
         # changes how they are rendered, so it may differ from page to page.
         bound_to=filters,
@@ -282,7 +283,7 @@ def search_knowledge_base(ctx: Context) -> dict[str, Any]:
                 "relevance_score": round(score, 4),
             }))
     hits.sort(key=lambda h: h[:4])
-    return {"data": [h[4] for h in hits[: body.get("max_results", 10)]]}
+    return {"data": [h[4] for h in hits[: int(body.get("max_results", 10))]]}
 
 
 def _knowledge_type(node: Record) -> str:

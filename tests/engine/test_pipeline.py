@@ -237,3 +237,20 @@ def test_every_error_status_is_documented_for_its_operation(mock: MockApp) -> No
         assert {401, 429} <= set(op.responses), op.operation_id
         if op.requires_write or op.workspace_source:
             assert 403 in op.responses, op.operation_id
+
+
+def test_a_timestamp_that_names_no_instant_is_400(client: TestClient) -> None:
+    url = f"/v1/insights/conversation-automation-rate?workspace_id={WS}"
+    assert_error(client.get(url + "&start=0000-01-01T00:00:00.000Z"), 400, "start")
+    assert_error(client.get(url + "&end=2026-13-01T00:00:00.000Z"), 400, "end")
+    assert client.get(url).status_code == 200
+
+
+def test_integral_floats_count_as_integers_in_bodies(client: TestClient) -> None:
+    # Found by the conformance gate: 28.0 passed validation and crashed a slice.
+    response = client.post(f"/v1/kb/search?workspace_id={WS}",
+                           json={"query": "check-in", "max_results": 2.0, "entity_ids": []})
+    assert response.status_code == 200 and len(response.json()["data"]) <= 2
+    response = client.post(f"/v1/kb/nodes/search?workspace_id={WS}",
+                           json={"pagination": {"page_size": 2.0}})
+    assert response.status_code == 200 and len(response.json()["data"]) == 2
