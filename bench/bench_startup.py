@@ -17,7 +17,7 @@ from pathlib import Path
 import httpx
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _servers import free_port, mock_argv  # noqa: E402
+from _servers import free_port, mock_argv
 
 
 def once() -> float:

@@ -21,7 +21,7 @@ from pathlib import Path
 import httpx
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _servers import free_port, mock_argv, running  # noqa: E402
+from _servers import free_port, mock_argv, running
 
 PATH = "/v1/conversations?workspace_id=ws_harborview&limit=20"
 HEADERS = {"Authorization": "Bearer mock-write-token"}
