@@ -29,7 +29,15 @@ from starlette.types import Receive, Scope, Send
 from .auth import Principal, TokenRegistry
 from .clock import Clock, format_timestamp
 from .context import Context
-from .errors import ApiError, BadRequest, MethodNotAllowed, NotFound, PayloadTooLarge
+from .errors import (
+    ApiError,
+    BadRequest,
+    Forbidden,
+    HeadersTooLarge,
+    MethodNotAllowed,
+    NotFound,
+    PayloadTooLarge,
+)
 from .faults import DropResponse, Faults, fault_response
 from .fixtures import Dataset, load_dataset
 from .handlers import load_handlers
@@ -89,6 +97,16 @@ def _json_headers(body: bytes, extra: dict[str, str] | None = None) -> RawHeader
     if extra:
         headers += [(k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in extra.items()]
     return headers
+
+
+MAX_HEADER_BYTES = 16_384  # inferred: common server limits are 8-16 KiB
+
+
+def _check_header_size(scope: Scope) -> None:
+    # uvicorn's httptools parser sets no limit of its own, so the pipeline enforces one.
+    size = sum(len(k) + len(v) + 4 for k, v in scope["headers"])
+    if size > MAX_HEADER_BYTES:
+        raise HeadersTooLarge(f"request headers are larger than {MAX_HEADER_BYTES} bytes")
 
 
 def _header(scope: Scope, name: bytes) -> str | None:
@@ -212,6 +230,7 @@ class MockApp:
         check = True
         try:
             operation, raw_path = self._route(scope)
+            _check_header_size(scope)
             status, payload = await self._run(scope, receive, operation, raw_path)
             body = orjson.dumps(payload)
             headers = _json_headers(body)
@@ -392,7 +411,9 @@ class MockApp:
         workspace_id = str(record.get(table.workspace_field or "workspace_id"))
         if explicit is not None and workspace_id != explicit:
             raise NotFound(f"{noun} {key!r} not found in workspace {explicit!r}")
-        principal.check_workspace(workspace_id)
+        if workspace_id not in principal.workspace_ids:
+            # The resolved workspace is not named: a stranger learns nothing about who owns it.
+            raise Forbidden(f"Token has no access to {noun} {key!r}")
         return workspace_id, record
 
 

@@ -9,6 +9,7 @@ turns any of them into the documented `{"error": "..."}` body.
     ├── MethodNotAllowed      405  known path, other method
     ├── Conflict              409  state conflict (a custom tool name already taken)
     ├── PayloadTooLarge       413  body over the size limit
+    ├── HeadersTooLarge       431  request headers over the size limit
     └── TooManyRequests       429  over the rate limit (carries Retry-After)
 """
 
@@ -19,6 +20,7 @@ __all__ = [
     "BadRequest",
     "Conflict",
     "Forbidden",
+    "HeadersTooLarge",
     "MethodNotAllowed",
     "NotFound",
     "PayloadTooLarge",
@@ -63,6 +65,10 @@ class Conflict(ApiError):
 
 class PayloadTooLarge(ApiError):
     status_code = 413
+
+
+class HeadersTooLarge(ApiError):
+    status_code = 431
 
 
 class TooManyRequests(ApiError):

@@ -22,6 +22,23 @@ from .spec import Operation, Spec
 __all__ = ["RequestValidator", "first_error", "json_validator"]
 
 _INT = re.compile(r"-?[0-9]+")
+# Deeper JSON than any request of this API needs; past it the validator and the encoder would
+# give up (their recursion limits), so it is refused up front.
+MAX_BODY_DEPTH = 64
+
+
+def _too_deep(value: Any) -> str | None:
+    """The path of the first value nested deeper than MAX_BODY_DEPTH, or None."""
+    stack: list[tuple[Any, str, int]] = [(value, "", 0)]
+    while stack:
+        node, where, depth = stack.pop()
+        if depth > MAX_BODY_DEPTH:
+            return where
+        if isinstance(node, dict):
+            stack.extend((v, f"{where}/{k}" if where else str(k), depth + 1) for k, v in node.items())
+        elif isinstance(node, list):
+            stack.extend((v, f"{where}/{i}" if where else str(i), depth + 1) for i, v in enumerate(node))
+    return None
 _NUMBER = re.compile(r"-?[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]+)?")
 
 
@@ -138,6 +155,10 @@ class RequestValidator:
             body = orjson.loads(raw)
         except orjson.JSONDecodeError as exc:
             raise BadRequest(f"request body is not valid JSON: {exc}") from None
+        deep = _too_deep(body)
+        if deep is not None:
+            field = deep.split("/")[0]
+            raise BadRequest(f"body field '{field}': nested deeper than {MAX_BODY_DEPTH} levels")
         problem = first_error(self.body_validator, body)
         if problem is not None:
             where, message = problem
