@@ -101,6 +101,12 @@ def build_parser() -> argparse.ArgumentParser:
     generate.add_argument("--seed", type=int, default=0)
     generate.add_argument("--out", required=True, metavar="DIR")
     generate.set_defaults(func=_generate)
+
+    # Listed for --help only: main() hands these their own argument lines.
+    commands.add_parser("conform", add_help=False,
+                        help="fuzz a server against the document (conform --help)")
+    commands.add_parser("proxy", add_help=False,
+                        help="validate traffic to a real server (proxy --help)")
     return parser
 
 

@@ -1,0 +1,93 @@
+"""Page latency flat in dataset size: a page deep in 100,000 contacts' conversations against
+the first page of a 1,000-contact dataset, through the whole pipeline, in-process.
+
+    python bench/bench_page_latency.py [--big-dir DIR] [--repeats 2000]
+
+Prints the median microseconds of each and the ratio (target: deep/first <= 1.2).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import statistics
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from mockserver.app import Config, MockApp
+from mockserver.generate import generate
+
+HEADERS = [(b"authorization", b"Bearer mock-write-token")]
+
+
+def scope(query: bytes) -> dict[str, Any]:
+    return {"type": "http", "method": "GET", "path": "/v1/conversations",
+            "query_string": query, "headers": HEADERS}
+
+
+async def _receive() -> dict[str, Any]:
+    return {"type": "http.request", "body": b"", "more_body": False}
+
+
+def get(mock: MockApp, query: bytes) -> dict[str, Any]:
+    status, body, _ = asyncio.run(mock.respond(scope(query), _receive))
+    assert status == 200, body
+    return dict(orjson.loads(body))
+
+
+def timed(mock: MockApp, query: bytes, repeats: int) -> float:
+    async def run() -> list[float]:
+        samples = []
+        for _ in range(repeats):
+            started = time.perf_counter()
+            await mock.respond(scope(query), _receive)
+            samples.append(time.perf_counter() - started)
+        return samples
+
+    return statistics.median(asyncio.run(run())) * 1e6
+
+
+def deep_query(mock: MockApp) -> tuple[bytes, int]:
+    """A 20-item page half way down the biggest workspace (reached 100 at a time)."""
+    total = sum(1 for c in mock.store.all("conversations") if c["workspace_id"] == "ws_harborview")
+    page = get(mock, b"workspace_id=ws_harborview&limit=100")
+    for _ in range(total // 200):
+        page = get(mock, b"workspace_id=ws_harborview&limit=100&cursor=" + page["next_cursor"].encode())
+    return b"workspace_id=ws_harborview&limit=20&cursor=" + page["next_cursor"].encode(), total
+
+
+def build(directory: Path, scale: int) -> MockApp:
+    if not (directory / "contacts.json").exists():
+        generate(scale=scale, seed=1, out=directory)
+    return MockApp(Config(fixtures=[directory], rate_limit=0, journal_size=0,
+                          request_log=False))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--big-dir", default=None)
+    parser.add_argument("--repeats", type=int, default=2000)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        small = build(Path(tmp) / "small", 1_000)
+        first = b"workspace_id=ws_harborview&limit=20"
+        small_us = timed(small, first, args.repeats)
+        small_deep, small_total = deep_query(small)
+        small_deep_us = timed(small, small_deep, args.repeats)
+
+        big = build(Path(args.big_dir) if args.big_dir else Path(tmp) / "big", 100_000)
+        deep, total = deep_query(big)
+        deep_us = timed(big, deep, args.repeats)
+    print(f"first page, 1,000 contacts ({small_total:,} conversations): {small_us:7.1f} us (median of {args.repeats})")
+    print(f"mid-list page, 1,000 contacts (with a cursor):       {small_deep_us:7.1f} us")
+    print(f"mid-list page, 100,000 contacts ({total:,} conv.):   {deep_us:7.1f} us")
+    print(f"ratio deep(100k)/first(1k): {deep_us / small_us:.2f}  (target <= 1.2)")
+    print(f"ratio deep(100k)/deep(1k):  {deep_us / small_deep_us:.2f}  (dataset size alone)")
+
+
+if __name__ == "__main__":
+    main()
