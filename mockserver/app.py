@@ -413,7 +413,7 @@ class MockApp:
             raise NotFound(f"{noun} {key!r} not found in workspace {explicit!r}")
         if workspace_id not in principal.workspace_ids:
             # The resolved workspace is not named: a stranger learns nothing about who owns it.
-            raise Forbidden(f"Token has no access to {noun} {key!r}")
+            raise Forbidden(f"Token has no access to this {noun}")
         return workspace_id, record
 
 

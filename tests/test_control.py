@@ -216,7 +216,7 @@ def test_prefer_comes_after_authentication(api: TestClient) -> None:
 def test_prefer_an_undocumented_code(api: TestClient) -> None:
     response = api.get("/v1", headers={"Prefer": "code=404"})
     assert response.status_code == 400
-    assert response.json()["error"].endswith("documented: 200, 401, 429")
+    assert response.json()["error"].endswith("documented: 200, 401, 429, 431")
     assert api.get("/v1", headers={"Prefer": "code=abc"}).status_code == 400
 
 
