@@ -19,6 +19,7 @@ from ..context import Context
 from ..errors import BadRequest, Conflict
 from ..store import Record
 from . import operation
+from ._common import get_resource
 
 __all__: list[str] = []
 
@@ -237,10 +238,7 @@ def list_custom_tools(ctx: Context) -> dict[str, Any]:
                     order=("created_at",), descending=True, render="CustomTool")
 
 
-@operation("getCustomTool")
-def get_custom_tool(ctx: Context) -> dict[str, Any]:
-    assert ctx.resource is not None
-    return {"data": ctx.shape(ctx.resource, "CustomTool")}
+operation("getCustomTool")(get_resource("CustomTool"))
 
 
 @operation("createCustomTool")

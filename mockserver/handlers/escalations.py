@@ -8,6 +8,7 @@ from ..context import Context
 from ..errors import BadRequest
 from ..store import Record
 from . import operation
+from ._common import get_resource
 
 __all__: list[str] = []
 
@@ -25,10 +26,7 @@ def list_escalations(ctx: Context) -> dict[str, Any]:
                     render="Escalation")
 
 
-@operation("getEscalation")
-def get_escalation(ctx: Context) -> dict[str, Any]:
-    assert ctx.resource is not None
-    return {"data": ctx.shape(ctx.resource, "Escalation")}
+operation("getEscalation")(get_resource("Escalation"))
 
 
 @operation("assignEscalation")

@@ -18,6 +18,7 @@ from ..context import Context
 from ..errors import BadRequest
 from ..store import Record
 from . import operation
+from ._common import get_resource
 
 __all__: list[str] = []
 
@@ -58,10 +59,7 @@ def _subtree(ctx: Context, node: Record) -> list[Record]:
                           and node["id"] in n.get("ancestors", ()))
 
 
-@operation("getKnowledgeNode")
-def get_knowledge_node(ctx: Context) -> dict[str, Any]:
-    assert ctx.resource is not None
-    return {"data": ctx.shape(ctx.resource, "KnowledgeNode")}
+operation("getKnowledgeNode")(get_resource("KnowledgeNode"))
 
 
 @operation("listKnowledgeNodes")

@@ -7,6 +7,7 @@ from typing import Any
 from ..context import Context
 from ..errors import BadRequest
 from . import operation
+from ._common import get_resource
 
 __all__: list[str] = []
 
@@ -29,10 +30,7 @@ def list_skills(ctx: Context) -> dict[str, Any]:
                     order=("created_at",), descending=True, render="Skill")
 
 
-@operation("getSkill")
-def get_skill(ctx: Context) -> dict[str, Any]:
-    assert ctx.resource is not None
-    return {"data": ctx.shape(ctx.resource, "Skill")}
+operation("getSkill")(get_resource("Skill"))
 
 
 @operation("createSkill")
