@@ -23,11 +23,11 @@ import orjson
 from starlette.applications import Starlette
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
-from starlette.routing import BaseRoute
+from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
 from .auth import Principal, TokenRegistry
-from .clock import Clock, format_timestamp
+from .clock import Clock
 from .context import Context
 from .errors import (
     ApiError,
@@ -113,7 +113,7 @@ def _header(scope: Scope, name: bytes) -> str | None:
     """One request header from the raw ASGI list (names arrive lower-cased)."""
     for key, value in scope["headers"]:
         if key == name:
-            return str(value.decode("latin-1"))
+            return value.decode("latin-1")
     return None
 
 
@@ -160,9 +160,7 @@ class MockApp:
         )
         self.tokens = TokenRegistry(dataset.tokens)
         self.limiter = RateLimiter(self.clock, config.rate_limit)
-        for ws in dataset.tables.get("workspaces", {}).values():
-            if "_rate_limit_per_minute" in ws:
-                self.limiter.set_workspace_limit(ws["id"], ws["_rate_limit_per_minute"])
+        self.restore_rate_limits()
         self.cursors = CursorCodec(config.cursor_secret or secrets.token_bytes(32))
         self.router = Router(self.spec)
         self.validators = {op.operation_id: RequestValidator(self.spec, op)
@@ -192,9 +190,8 @@ class MockApp:
         self.limiter.reset()
         if self.config.frozen_clock:
             self.clock.set(self.config.frozen_clock)
-        elif getattr(self.clock, "_offset_ms", 0):
-            # A real clock moved by advance()/set(): back to wall time.
-            self.clock.set(format_timestamp(int(time.time() * 1000)))
+        else:
+            self.clock.follow_wall_time()  # undo advance()/set() on a real clock
         self.journal.clear()
         self.faults.clear()
         self.restore_rate_limits()
@@ -433,23 +430,10 @@ class Application:
             await self.starlette(scope, receive, send)
 
 
-def _storage_routes() -> list[BaseRoute]:
-    # The attachment upload target (PUT /__storage__/upload/{token}), when its module exists.
-    try:
-        from . import storage
-    except ImportError:
-        return []
-    from starlette.routing import Route
-
-    endpoint = getattr(storage, "upload", None)
-    if endpoint is None:
-        return []
-    return [Route("/__storage__/upload/{token}", endpoint, methods=["PUT"])]
-
-
 def create_app(config: Config | None = None, *, mock: MockApp | None = None) -> Application:
     """The Starlette application serving one mock (built from `config` unless given):
     the API under /v1, the control API under /__mock__/, /docs and /openapi.json."""
+    from . import storage
     from .control import control_routes
     from .docs import docs_routes
 
@@ -462,7 +446,8 @@ def create_app(config: Config | None = None, *, mock: MockApp | None = None) -> 
         return error_response(MethodNotAllowed(
             f"Method {request.method} is not allowed on {request.url.path}"))
 
-    routes = [*control_routes(mock), *docs_routes(mock), *_storage_routes()]
+    routes = [*control_routes(mock), *docs_routes(mock),
+              Route("/__storage__/upload/{token}", storage.upload, methods=["PUT"])]
     app = Starlette(routes=routes, exception_handlers={404: not_found, 405: not_allowed})
     app.state.mock = mock
     # Every other path goes through the pipeline too (it answers 404 naming the path).

@@ -59,6 +59,11 @@ class Clock:
             else:
                 self._offset_ms += delta
 
+    def follow_wall_time(self) -> None:
+        """A real clock back on wall time (no offset); a frozen clock is left as it is."""
+        with self._lock:
+            self._offset_ms = 0
+
     def set(self, instant: str) -> None:
         with self._lock:
             target = parse_timestamp(instant)
