@@ -27,6 +27,7 @@ from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
 from .auth import Principal, TokenRegistry
+from .cache import CachedResponse, ResponseCache
 from .clock import Clock
 from .context import Context
 from .errors import (
@@ -73,6 +74,7 @@ class Config:
     journal_size: int = 1000  # requests kept for GET /__mock__/requests; 0 turns it off
     request_log: bool = True  # one line per request on "mockserver.requests" (when enabled)
     prefer_header: bool = True  # `Prefer: code=404` answers that documented response
+    response_cache: int = 256  # answers of repeated reads kept (cache.py); 0 turns it off
 
 
 class UnsupportedPreference(BadRequest):
@@ -174,6 +176,7 @@ class MockApp:
         self._fields: dict[str, tuple[str, ...]] = {}
         self.journal = Journal(config.journal_size)
         self.faults = Faults(config.seed)
+        self.cache = ResponseCache(config.response_cache)
 
     # -- helpers the handlers use -----------------------------------------------------------
 
@@ -194,6 +197,7 @@ class MockApp:
             self.clock.follow_wall_time()  # undo advance()/set() on a real clock
         self.journal.clear()
         self.faults.clear()
+        self.cache.clear()
         self.restore_rate_limits()
 
     def restore_rate_limits(self) -> None:
@@ -228,16 +232,33 @@ class MockApp:
         try:
             operation, raw_path = self._route(scope)
             _check_header_size(scope)
-            status, payload = await self._run(scope, receive, operation, raw_path)
+            principal = self.tokens.authenticate(_header(scope, b"authorization"))
+            prefer = _header(scope, b"prefer") if self.config.prefer_header else None
+            cache_key = None
+            if operation.cacheable and prefer is None and self.cache.enabled:
+                cache_key = self.cache.key(self.handlers[operation.operation_id], scope["path"],
+                                           scope.get("query_string", b""), principal)
+                hit = self.cache.get(cache_key, self.store.version)
+                if hit is not None:
+                    self.limiter.hit(hit.limit_kind, hit.limit_ident)
+                    return hit.status, hit.body, hit.headers  # self-checked when first sent
+            if prefer is not None:
+                self._apply_preference(operation, prefer)
+            status, payload, pure = await self._run(scope, receive, operation, raw_path,
+                                                    principal)
             body = orjson.dumps(payload)
             headers = _json_headers(body)
         except ApiError as error:
             status, body = error.status_code, error_body(error)
             headers = _json_headers(body, error.headers)
             check = not isinstance(error, UnsupportedPreference)
+            cache_key = pure = None
         if self.selfcheck is not None and operation is not None and check:
             self.selfcheck.check(operation, status, body,
                                  {k.decode("latin-1"): v.decode("latin-1") for k, v in headers})
+        if cache_key is not None and pure is not None:
+            version, kind, ident = pure
+            self.cache.put(cache_key, version, CachedResponse(kind, ident, status, body, headers))
         return status, body, headers
 
     async def _observed(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -297,13 +318,12 @@ class MockApp:
         scope["mock.operation"] = operation.operation_id
         return operation, raw_path
 
-    async def _run(self, scope: Scope, receive: Receive, operation: Operation,
-                   raw_path: dict[str, str]) -> tuple[int, Any]:
-        principal = self.tokens.authenticate(_header(scope, b"authorization"))
-        if self.config.prefer_header:
-            prefer = _header(scope, b"prefer")
-            if prefer is not None:
-                self._apply_preference(operation, prefer)
+    async def _run(
+        self, scope: Scope, receive: Receive, operation: Operation, raw_path: dict[str, str],
+        principal: Principal,
+    ) -> tuple[int, Any, tuple[int, str, str] | None]:
+        """Status and payload from the handler, and, when the handler neither wrote nor read
+        the clock, (store version, rate-limit kind, ident) under which its answer may be kept."""
         if operation.requires_write:
             principal.check_write(operation.operation_id)
         validator = self.validators[operation.operation_id]
@@ -316,12 +336,15 @@ class MockApp:
         with self.store.lock:
             workspace_id, resource = self._resolve_workspace(operation, principal, path, query, body)
             if workspace_id is not None:
-                self.limiter.hit("workspace", workspace_id)
+                kind, ident = "workspace", workspace_id
             else:
-                self.limiter.hit("token", principal.token)
+                kind, ident = "token", principal.token
+            self.limiter.hit(kind, ident)
+            version, reads = self.store.version, self.clock.reads
             ctx = Context(self, operation, principal, path, query, body, workspace_id, resource)
             result = self.handlers[operation.operation_id](ctx)
-        return operation.success_status, result
+            pure = version == self.store.version and reads == self.clock.reads
+        return operation.success_status, result, (version, kind, ident) if pure else None
 
     def _apply_preference(self, operation: Operation, prefer: str) -> None:
         """`Prefer: code=N` after authentication: the documented success status runs the

@@ -30,6 +30,7 @@ def _serve(args: argparse.Namespace) -> int:
         host=args.host,
         control_token=args.control_token,
         journal_size=args.journal_size,
+        response_cache=args.response_cache,
         request_log=not args.quiet,
     )
     if not args.quiet:
@@ -91,6 +92,8 @@ def build_parser() -> argparse.ArgumentParser:
                        help="X-Mock-Control-Token required by /__mock__/ (needed off loopback)")
     serve.add_argument("--journal-size", type=int, default=1000, metavar="N",
                        help="requests kept for GET /__mock__/requests (0 turns the journal off)")
+    serve.add_argument("--response-cache", type=int, default=256, metavar="N",
+                       help="answers of repeated reads kept until the next write (0 turns it off)")
     serve.set_defaults(func=_serve)
 
     fixtures = commands.add_parser("fixtures", help="work with fixture datasets")

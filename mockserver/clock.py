@@ -34,12 +34,15 @@ class Clock:
         self._lock = threading.Lock()
         self._offset_ms = 0
         self._frozen_ms: int | None = parse_timestamp(frozen_at) if frozen_at else None
+        # Counts readings: the pipeline caches no answer whose handler read the time.
+        self.reads = 0
 
     @property
     def frozen(self) -> bool:
         return self._frozen_ms is not None
 
     def now_ms(self) -> int:
+        self.reads += 1
         if self._frozen_ms is not None:
             return self._frozen_ms
         return int(time.time() * 1000) + self._offset_ms

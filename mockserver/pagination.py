@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import contextlib
 import hashlib
 import hmac
 import itertools
@@ -43,9 +44,16 @@ def _tupleize(value: Any) -> Any:
 
 
 class CursorCodec:
-    def __init__(self, secret: bytes) -> None:
+    """Signs cursors and checks them. Cursors issued recently are also remembered (a bounded
+    table, cursor -> what it was issued for), so following one costs a lookup; any other
+    cursor is checked by its signature, so cursors stay valid past the table and forged
+    ones are refused either way."""
+
+    def __init__(self, secret: bytes, remember: int = 4096) -> None:
         # Keyed once; each signature copies the keyed state (cheaper than re-keying).
         self._keyed = hmac.new(secret, digestmod=hashlib.sha256)
+        self._remember = remember
+        self._issued: dict[str, tuple[str, tuple[Any, ...]]] = {}
 
     def _sign(self, payload: bytes) -> bytes:
         mac = self._keyed.copy()
@@ -55,9 +63,31 @@ class CursorCodec:
     def encode(self, query_fingerprint: str, key: tuple[Any, ...]) -> str:
         payload = orjson.dumps([query_fingerprint, key])
         token = payload + self._sign(payload)
-        return base64.urlsafe_b64encode(token).rstrip(b"=").decode()
+        cursor = base64.urlsafe_b64encode(token).rstrip(b"=").decode()
+        issued = self._issued
+        if self._remember <= 0:
+            return cursor
+        if len(issued) >= self._remember:
+            # The oldest goes; a concurrent request may have taken it already.
+            with contextlib.suppress(KeyError, RuntimeError, StopIteration):
+                del issued[next(iter(issued))]
+        issued[cursor] = (query_fingerprint, key)
+        return cursor
 
     def decode(self, cursor: str, query_fingerprint: str) -> tuple[Any, ...]:
+        known = self._issued.get(cursor)
+        if known is not None:
+            bound_to, key = known
+        else:
+            bound_to, key = self._verify(cursor)
+        if bound_to != query_fingerprint:
+            raise BadRequest(
+                "query parameter 'cursor': the cursor belongs to another list or to other "
+                "filters or sort; start again without a cursor"
+            )
+        return key
+
+    def _verify(self, cursor: str) -> tuple[str, tuple[Any, ...]]:
         try:
             raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
         except (binascii.Error, ValueError):
@@ -66,12 +96,7 @@ class CursorCodec:
         if len(raw) <= 16 or not hmac.compare_digest(signature, self._sign(payload)):
             raise BadRequest("query parameter 'cursor': not a cursor this API issued")
         bound_to, key = orjson.loads(payload)
-        if bound_to != query_fingerprint:
-            raise BadRequest(
-                "query parameter 'cursor': the cursor belongs to another list or to other "
-                "filters or sort; start again without a cursor"
-            )
-        return tuple(_tupleize(key))
+        return bound_to, tuple(_tupleize(key))
 
 
 class Page:

@@ -69,6 +69,11 @@ class Operation:
             return None
         return response.get("content", {}).get("application/json", {}).get("schema")
 
+    def __post_init__(self) -> None:
+        # A read whose answer the pipeline may keep (cache.py): no writes, no body.
+        self.cacheable = (self.method == "GET" and not self.requires_write
+                          and self.body_schema is None)
+
     @property
     def paginated(self) -> bool:
         return any(p.name == "cursor" for p in self.parameters)

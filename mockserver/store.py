@@ -108,6 +108,8 @@ class Store:
         self._by_table: dict[str, list[Index]] = {}
         self._counter = 0
         self._last_ms = 0
+        # Moves on every write, reset and load: what a cached answer was computed against.
+        self.version = 0
         self.reset()
 
     # -- lifecycle ----------------------------------------------------------------------
@@ -122,6 +124,7 @@ class Store:
             self._by_table = {}
             self._counter = 0
             self._last_ms = 0
+            self.version += 1
 
     def load(self, tables: Mapping[str, Mapping[str, Record]]) -> None:
         """Replace the seeded state (and the current state) with other tables."""
@@ -200,6 +203,7 @@ class Store:
             old = rows.get(key)
             self._reindex(table, old, record)
             rows[key] = record
+            self.version += 1
             return record
 
     def update(self, table: str, key: str, changes: Mapping[str, Any]) -> Record:
@@ -209,6 +213,7 @@ class Store:
             new = {**old, **changes}
             self._reindex(table, old, new)
             self._tables[table][key] = new
+            self.version += 1
             return new
 
     def delete(self, table: str, key: str) -> Record | None:
@@ -216,6 +221,7 @@ class Store:
             old = self._tables[table].pop(key, None)
             if old is not None:
                 self._reindex(table, old, None)
+                self.version += 1
             return old
 
     def _reindex(self, table: str, old: Record | None, new: Record | None) -> None:

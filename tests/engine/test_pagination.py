@@ -104,6 +104,26 @@ def test_cursor_is_bound_to_its_query() -> None:
             codec.decode(cursor, other)
 
 
+def test_cursors_stay_valid_past_the_table_of_issued_cursors() -> None:
+    """Recently issued cursors are looked up; older ones (and those of a codec that remembers
+    none) are checked by their signature, with the same key and the same binding."""
+    key = ((0, "2026-10-01T00:00:05.000Z"), "r5")
+    for remember in (2, 0):
+        codec = CursorCodec(b"secret", remember=remember)
+        oldest = codec.encode("fp", key)
+        for i in range(3):
+            codec.encode("fp", ((0, "2026"), f"x{i}"))
+        assert len(codec._issued) == min(remember, 3)
+        assert oldest not in codec._issued
+        assert codec.decode(oldest, "fp") == key
+        with pytest.raises(BadRequest, match="other filters or sort"):
+            codec.decode(oldest, "other-fp")
+    remembered = CursorCodec(b"secret")
+    cursor = remembered.encode("fp", key)
+    assert cursor in remembered._issued
+    assert remembered.decode(cursor, "fp") == CursorCodec(b"secret").decode(cursor, "fp") == key
+
+
 def test_a_page_costs_in_proportion_to_its_size() -> None:
     """The walk touches only the keys it returns (plus one), not the whole partition."""
     store = make_store(5000)

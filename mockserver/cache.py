@@ -1,0 +1,70 @@
+"""Answers to repeated reads, kept while nothing they depend on has changed.
+
+A GET is a function of the store's contents, the caller and the request line, unless its
+handler reads the clock (a date range ending "now") or writes. So the pipeline keeps the
+answer of a GET whose handler did neither, keyed by (handler, path, query string, caller) and
+tagged with the store's version, and sends it again while the version stands. Any write,
+reset or load moves the version, and then every entry is dropped at once.
+
+Authentication, the header limits and rate-limit bookkeeping still run on every request; a
+hit skips only validation (the same query string passed it before), the walk, rendering,
+cursor signing and JSON encoding. A polling client (the documented hot path) is served from
+here. Bounded: `size` entries, the oldest dropped first; `size=0` turns the cache off.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Hashable
+from typing import Any, NamedTuple
+
+__all__ = ["CachedResponse", "ResponseCache"]
+
+
+class CachedResponse(NamedTuple):
+    limit_kind: str  # the rate-limit counter the request is charged to: workspace | token
+    limit_ident: str
+    status: int
+    body: bytes
+    headers: list[tuple[bytes, bytes]]
+
+
+class ResponseCache:
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self._entries: dict[Hashable, CachedResponse] = {}
+        self._version = -1
+        self._lock = threading.Lock()
+
+    @property
+    def enabled(self) -> bool:
+        return self.size > 0
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def key(self, handler: Callable[..., Any], path: str, query_string: bytes,
+            caller: Hashable) -> tuple[Hashable, ...]:
+        # The handler itself, not its name: a swapped handler (a planted defect in the
+        # conformance tests) never meets answers of the one it replaced.
+        return (handler, path, query_string, caller)
+
+    def get(self, key: Hashable, version: int) -> CachedResponse | None:
+        if version != self._version:
+            return None
+        return self._entries.get(key)
+
+    def put(self, key: Hashable, version: int, entry: CachedResponse) -> None:
+        with self._lock:
+            if version < self._version:
+                return  # computed before a write that has since landed: already stale
+            if version > self._version:
+                self._entries.clear()
+                self._version = version
+            elif len(self._entries) >= self.size:
+                del self._entries[next(iter(self._entries))]
+            self._entries[key] = entry
+
+    def clear(self) -> None:
+        with self._lock:
+            self._entries.clear()
