@@ -9,7 +9,9 @@ message naming the file, the record and the field, and nothing is half-loaded.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import contextlib
+import gc
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -33,12 +35,20 @@ class FixtureError(Exception):
 class Dataset:
     tables: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
     tokens: list[dict[str, Any]] = field(default_factory=list)
-    # Where each record came from, (table, key) -> (file, position); rendered only for errors.
-    origin: dict[tuple[str, str], tuple[Path, int]] = field(default_factory=dict)
+    # The files each table was read from, in overlay order. Where a record sits in them is
+    # found again only for an error message (a table of positions would cost ~150 bytes
+    # per record for nothing on every good start).
+    sources: dict[str, list[Path]] = field(default_factory=dict)
 
     def describe(self, table: str, key: str) -> str:
-        path, index = self.origin[(table, key)]
-        return f"{path}: {_describe(index, {TABLES[table].key: key}, TABLES[table].key)}"
+        """`file: record #i (id='...')` for the file that last defined the record."""
+        key_field = TABLES[table].key
+        for path in reversed(self.sources.get(table, [])):
+            content = _read(path)
+            for index, record in enumerate(content if isinstance(content, list) else []):
+                if isinstance(record, dict) and record.get(key_field) == key:
+                    return f"{path}: {_describe(index, record, key_field)}"
+        return f"{table}: {key_field}={key!r}"
 
 
 def default_fixtures_dir() -> Path:
@@ -54,13 +64,51 @@ def _read(path: Path) -> Any:
         raise FixtureError(f"{path}: not valid {path.suffix[1:].upper()}: {exc}") from None
 
 
+def _share_strings(content: Any, memo: dict[str, str]) -> None:
+    """Make equal strings one object, in place. A dataset repeats most of its strings
+    (workspace ids, channels, statuses, names, ids across tables, templated text): sharing
+    them takes a large dataset's memory down by about a third. The memo spans every file."""
+    share = memo.setdefault
+    stack = [content]
+    while stack:
+        node = stack.pop()
+        if type(node) is dict:
+            for name, value in node.items():
+                kind = type(value)
+                if kind is str:
+                    node[name] = share(value, value)
+                elif kind is dict or kind is list:
+                    stack.append(value)
+        elif type(node) is list:
+            for i, value in enumerate(node):
+                kind = type(value)
+                if kind is str:
+                    node[i] = share(value, value)
+                elif kind is dict or kind is list:
+                    stack.append(value)
+
+
+@contextlib.contextmanager
+def _no_cycle_collection() -> Iterator[None]:
+    """The cycle collector off while a dataset is built: it would otherwise walk the growing
+    heap again and again (more than half the load time of a large dataset). Records are
+    plain JSON values, freed by reference counting; the collector is restored after."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
 def _describe(index: int, record: Any, key_field: str) -> str:
     if isinstance(record, dict) and key_field in record:
         return f"record #{index} ({key_field}={record[key_field]!r})"
     return f"record #{index}"
 
 
-def _load_dir(directory: Path, dataset: Dataset) -> None:
+def _load_dir(directory: Path, dataset: Dataset, memo: dict[str, str]) -> None:
     if not directory.is_dir():
         raise FixtureError(f"{directory}: not a directory")
     files = sorted(p for p in directory.iterdir() if p.suffix in (".yaml", ".yml", ".json"))
@@ -86,6 +134,7 @@ def _load_dir(directory: Path, dataset: Dataset) -> None:
             content = []
         if not isinstance(content, list):
             raise FixtureError(f"{path}: expected a list of records")
+        _share_strings(content, memo)
         rows = dataset.tables.setdefault(name, {})
         for i, record in enumerate(content):
             if not isinstance(record, dict) or table.key not in record:
@@ -93,7 +142,7 @@ def _load_dir(directory: Path, dataset: Dataset) -> None:
                     f"{path}: {_describe(i, record, table.key)}: field '{table.key}' is required"
                 )
             rows[record[table.key]] = record
-            dataset.origin[(name, record[table.key])] = (path, i)
+        dataset.sources.setdefault(name, []).append(path)
 
 
 def _validate(dataset: Dataset, spec: Spec) -> None:
@@ -151,11 +200,13 @@ def load_dataset(
 ) -> Dataset:
     """Load and overlay fixture directories (the defaults when none are given)."""
     dataset = Dataset()
-    for directory in directories or [default_fixtures_dir()]:
-        _load_dir(Path(directory), dataset)
-    for name in TABLES:
-        dataset.tables.setdefault(name, {})
-    if validate:
-        _validate(dataset, spec)
-        _check_references(dataset)
+    memo: dict[str, str] = {}
+    with _no_cycle_collection():
+        for directory in directories or [default_fixtures_dir()]:
+            _load_dir(Path(directory), dataset, memo)
+        for name in TABLES:
+            dataset.tables.setdefault(name, {})
+        if validate:
+            _validate(dataset, spec)
+            _check_references(dataset)
     return dataset

@@ -395,3 +395,20 @@ def test_overlay_replaces_a_record_by_key(spec: Spec, tmp_path: Path) -> None:
     assert merged.tables["contacts"]["ph_emma_clarke"]["first_name"] == "Emmeline"
     assert len(merged.tables["contacts"]) == len(base.tables["contacts"])
     assert merged.describe("contacts", "ph_emma_clarke").startswith(str(tmp_path))
+
+
+def test_a_bad_record_is_named_by_its_position(spec: Spec, tmp_path: Path) -> None:
+    tickets = [dict(t) for t in list(load_dataset(spec=spec).tables["tickets"].values())[:3]]
+    tickets[2]["status"] = "lost"
+    path = _write(tmp_path, "tickets", tickets)
+    with pytest.raises(FixtureError) as info:
+        load_dataset([default_fixtures_dir(), tmp_path], spec=spec)
+    assert f"{path}: record #2 (id={tickets[2]['id']!r}): field 'status'" in str(info.value)
+
+
+def test_equal_strings_are_held_once(dataset: Dataset) -> None:
+    """Loading shares equal strings across records and tables (the memory of large datasets)."""
+    contacts = [c for c in dataset.tables["contacts"].values() if c["workspace_id"] == "ws_harborview"]
+    conversation = dataset.tables["conversations"][contacts[0]["id"]]
+    assert contacts[0]["workspace_id"] is contacts[1]["workspace_id"]
+    assert conversation["contact"]["id"] is contacts[0]["id"]
