@@ -14,7 +14,6 @@ import binascii
 import contextlib
 import hashlib
 import hmac
-import itertools
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -122,13 +121,13 @@ def walk(
 ) -> Page:
     """Up to `limit` matching records after the key `after`, and whether more follow."""
     rows = store.rows(table)
-    keys = index.keys(partition, after=after, descending=descending)
     if where is None:
         # Unfiltered (the common polling case): every key is a hit; take limit + 1 at once.
         # Indexes follow every write under the store lock, so each key has its record.
-        taken = list(itertools.islice(keys, limit + 1))
+        taken = index.take(partition, after=after, descending=descending, count=limit + 1)
         page = [rows[key[-1]] for key in taken[:limit]]
         return Page(page, taken[limit - 1] if len(taken) > limit else None)
+    keys = index.keys(partition, after=after, descending=descending)
     items: list[Record] = []
     last_key: tuple[Any, ...] | None = None
     for key in keys:

@@ -71,6 +71,21 @@ class Index:
             if bucket is not None:
                 bucket.discard(key)
 
+    def take(
+        self, partition: tuple[Any, ...], *, after: tuple[Any, ...] | None, descending: bool,
+        count: int,
+    ) -> list[tuple[Any, ...]]:
+        """Up to `count` sort keys of a partition strictly after `after`, in walking order:
+        one bisection and one positional slice, whatever the partition's size."""
+        bucket = self._parts.get(partition)
+        if not bucket:
+            return []
+        if descending:
+            stop = len(bucket) if after is None else bucket.bisect_left(after)
+            return bucket[max(0, stop - count):stop][::-1]
+        start = 0 if after is None else bucket.bisect_right(after)
+        return bucket[start:start + count]
+
     def keys(
         self, partition: tuple[Any, ...], *, after: tuple[Any, ...] | None, descending: bool
     ) -> Iterator[tuple[Any, ...]]:
