@@ -412,3 +412,22 @@ def test_equal_strings_are_held_once(dataset: Dataset) -> None:
     conversation = dataset.tables["conversations"][contacts[0]["id"]]
     assert contacts[0]["workspace_id"] is contacts[1]["workspace_id"]
     assert conversation["contact"]["id"] is contacts[0]["id"]
+
+
+def test_a_large_dataset_is_frozen_out_of_the_cycle_collector(
+    spec: Spec, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import gc
+
+    from mockserver import fixtures
+
+    gc.unfreeze()
+    monkeypatch.setattr(fixtures, "FREEZE_RECORDS", 10**9)
+    load_dataset(spec=spec)
+    assert gc.get_freeze_count() == 0 and gc.isenabled()
+    monkeypatch.setattr(fixtures, "FREEZE_RECORDS", 100)  # the defaults count as large
+    try:
+        load_dataset(spec=spec)
+        assert gc.get_freeze_count() > 0 and gc.isenabled()
+    finally:
+        gc.unfreeze()
