@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
 from pathlib import Path
 
@@ -50,11 +51,27 @@ def _serve(args: argparse.Namespace) -> int:
     print(f"  rate limit: {limit}; fixtures: {', '.join(map(str, fixtures))}", flush=True)
     print(f"  control API: {base_url}/__mock__/  inspector: {base_url}/__mock__/inspector",
           flush=True)
-    # uvicorn installs its own SIGINT/SIGTERM handlers: both shut the server down cleanly.
-    uvicorn.run(app, host=args.host, port=args.port, log_level="warning",
-                access_log=False, lifespan="on")
+    # uvicorn installs its own SIGINT/SIGTERM handlers: both shut the server down cleanly,
+    # after which uvicorn restores the previous handlers and raises the signal again. The
+    # SIGTERM handler below turns that into a normal exit (0), as Ctrl-C already is.
+    previous = signal.signal(signal.SIGTERM, _stop)
+    try:
+        uvicorn.run(app, host=args.host, port=args.port, log_level="warning",
+                    access_log=False, lifespan="on")
+    except (_Stopped, KeyboardInterrupt):
+        pass
+    finally:
+        signal.signal(signal.SIGTERM, previous)
     print("mock stopped", flush=True)
     return 0
+
+
+class _Stopped(Exception):
+    """SIGTERM, raised again by uvicorn after a clean shutdown."""
+
+
+def _stop(signum: int, frame: object) -> None:
+    raise _Stopped()
 
 
 def _generate(args: argparse.Namespace) -> int:
