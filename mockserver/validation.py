@@ -39,6 +39,9 @@ def _too_deep(value: Any) -> str | None:
         elif isinstance(node, list):
             stack.extend((v, f"{where}/{i}" if where else str(i), depth + 1) for i, v in enumerate(node))
     return None
+# Accepted query values remembered per operation (the whole memo is dropped when full).
+ACCEPTED_VALUES = 1024
+_UNSEEN = object()
 _NUMBER = re.compile(r"-?[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]+)?")
 
 
@@ -96,6 +99,9 @@ class RequestValidator:
             for p in operation.parameters
             if p.location in ("query", "path")
         }
+        # (name, raw string) -> the value it was coerced to and accepted as: a parameter's
+        # check is a function of its text, and clients repeat the same values constantly.
+        self._accepted: dict[tuple[str, str], Any] = {}
         self._query_defaults = {
             name: p.default for name, p in self.query_params.items() if p.default is not None
         }
@@ -120,22 +126,32 @@ class RequestValidator:
 
     def query(self, items: Iterable[tuple[str, str]]) -> dict[str, Any]:
         values: dict[str, Any] = {}
+        accepted = self._accepted
         for name, raw in items:
-            param = self.query_params.get(name)
-            if param is None:
-                # Inferred: unknown parameters are refused so that typos surface at once.
-                raise BadRequest(f"unknown query parameter '{name}'")
+            value = accepted.get((name, raw), _UNSEEN)
+            if value is _UNSEEN:
+                value = self._query_value(name, raw)
+                if len(accepted) >= ACCEPTED_VALUES:
+                    accepted.clear()
+                accepted[(name, raw)] = value
             if name in values:
                 raise BadRequest(f"query parameter '{name}' is given more than once")
-            value = _coerce(raw, param.schema)
-            self._check("query", name, value)
-            if param.schema.get("format") == "date-time":
-                _check_instant(name, value)
             values[name] = value
         for name, param in self.query_params.items():
             if param.required and name not in values:
                 raise BadRequest(f"query parameter '{name}' is required")
         return {**self._query_defaults, **values}
+
+    def _query_value(self, name: str, raw: str) -> Any:
+        param = self.query_params.get(name)
+        if param is None:
+            # Inferred: unknown parameters are refused so that typos surface at once.
+            raise BadRequest(f"unknown query parameter '{name}'")
+        value = _coerce(raw, param.schema)
+        self._check("query", name, value)
+        if param.schema.get("format") == "date-time":
+            _check_instant(name, value)
+        return value
 
     def body(self, raw: bytes, content_type: str | None) -> Any:
         operation = self.operation

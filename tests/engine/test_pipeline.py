@@ -263,3 +263,30 @@ def test_integral_floats_count_as_integers_in_bodies(client: TestClient) -> None
     response = client.post(f"/v1/kb/nodes/search?workspace_id={WS}",
                            json={"pagination": {"page_size": 2.0}})
     assert response.status_code == 200 and len(response.json()["data"]) == 2
+
+
+def test_remembered_parameter_values_keep_every_check(mock: MockApp) -> None:
+    """Accepted query values are remembered per operation; refusals still happen in full."""
+    from mockserver.errors import BadRequest
+    from mockserver.validation import ACCEPTED_VALUES
+
+    validator = mock.validators["listConversations"]
+    validator._accepted.clear()
+    accepted = [("workspace_id", "ws_harborview"), ("limit", "20")]
+    assert validator.query(accepted)["limit"] == 20
+    assert validator.query(accepted)["limit"] == 20  # from memory, the same coerced value
+    refusals = {
+        "more than once": [*accepted, ("limit", "20")],
+        "limit": [("workspace_id", "ws_harborview"), ("limit", "500")],
+        "unknown query parameter 'limt'": [("workspace_id", "ws_harborview"), ("limt", "20")],
+        "'workspace_id' is required": [("limit", "20")],
+    }
+    for message, items in refusals.items():
+        for _ in range(2):  # refusals are never remembered
+            with pytest.raises(BadRequest, match=message):
+                validator.query(items)
+    assert ("limit", "500") not in validator._accepted
+    for n in range(ACCEPTED_VALUES + 10):
+        validator.query([("workspace_id", "ws_harborview"), ("limit", str(n % 100 + 1)),
+                         ("updated_since", f"2026-10-01T{n // 60 % 24:02d}:{n % 60:02d}:00.000Z")])
+    assert 0 < len(validator._accepted) <= ACCEPTED_VALUES  # 1,100+ distinct values went in
