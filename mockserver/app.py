@@ -50,6 +50,7 @@ from .responses import error_body, error_response
 from .routing import Router
 from .selfcheck import SelfCheck
 from .spec import Operation, Spec, load_spec
+from .storage import FileStore
 from .store import Record, Store
 from .tables import TABLES
 from .validation import RequestValidator
@@ -177,6 +178,7 @@ class MockApp:
         self.journal = Journal(config.journal_size)
         self.faults = Faults(config.seed)
         self.cache = ResponseCache(config.response_cache)
+        self.files = FileStore()  # bytes of uploaded files (storage.py)
 
     # -- helpers the handlers use -----------------------------------------------------------
 
@@ -198,6 +200,7 @@ class MockApp:
         self.journal.clear()
         self.faults.clear()
         self.cache.clear()
+        self.files.clear()
         self.restore_rate_limits()
 
     def restore_rate_limits(self) -> None:
@@ -470,7 +473,8 @@ def create_app(config: Config | None = None, *, mock: MockApp | None = None) -> 
             f"Method {request.method} is not allowed on {request.url.path}"))
 
     routes = [*control_routes(mock), *docs_routes(mock),
-              Route("/__storage__/upload/{token}", storage.upload, methods=["PUT"])]
+              Route("/__storage__/upload/{token}", storage.upload, methods=["PUT"]),
+              Route("/__storage__/files/{storage_id}", storage.download, methods=["GET"])]
     app = Starlette(routes=routes, exception_handlers={404: not_found, 405: not_allowed})
     app.state.mock = mock
     # Every other path goes through the pipeline too (it answers 404 naming the path).

@@ -1,25 +1,63 @@
-"""The storage service the upload URLs point at (outside /v1): `PUT /__storage__/upload/{token}`.
+"""The storage service the upload URLs point at (outside /v1):
 
-The description says an upload URL takes a PUT of the raw file bytes and answers `{storageId}`.
-The mock records the file's byte length, content type and workspace in table `uploads` (the
-bytes themselves are not kept) so that ticket messages and notes can check the metadata they
-are sent with. Errors use the API's `{error}` shape.
+- `PUT /__storage__/upload/{token}` takes the raw bytes of a file and answers `{storageId}`
+  (as the description says);
+- `GET /__storage__/files/{storageId}` serves them back: the `url` of a message or note
+  attachment points here.
+
+The file's byte length, content type and workspace are recorded in table `uploads`, so that
+ticket messages and notes can check the metadata they are sent with. The bytes themselves are
+kept beside the store, bounded in total (`FileStore`), and dropped by reset() with the record.
+Errors use the API's `{error}` shape.
 """
 
 from __future__ import annotations
 
+import threading
 from typing import TYPE_CHECKING
 
 from starlette.requests import Request
-from starlette.responses import JSONResponse
+from starlette.responses import JSONResponse, Response
 
 if TYPE_CHECKING:
     from .app import MockApp
 
-__all__ = ["MAX_UPLOAD_BYTES", "upload"]
+__all__ = ["MAX_KEPT_BYTES", "MAX_UPLOAD_BYTES", "FileStore", "download", "upload"]
 
 # Inferred: the description does not state a maximum upload size; 25 MiB.
 MAX_UPLOAD_BYTES = 25 * 1024 * 1024
+# The bytes of uploaded files kept for downloads, in all; the oldest files go first.
+MAX_KEPT_BYTES = 64 * 1024 * 1024
+
+
+class FileStore:
+    """The bytes of uploaded files by storageId, at most `limit` bytes in all."""
+
+    def __init__(self, limit: int = MAX_KEPT_BYTES) -> None:
+        self.limit = limit
+        self._files: dict[str, bytes] = {}
+        self._size = 0
+        self._lock = threading.Lock()
+
+    def put(self, storage_id: str, content: bytes) -> None:
+        with self._lock:
+            self._files[storage_id] = content
+            self._size += len(content)
+            while self._size > self.limit and len(self._files) > 1:
+                oldest = next(iter(self._files))
+                self._size -= len(self._files.pop(oldest))
+
+    def get(self, storage_id: str) -> bytes | None:
+        return self._files.get(storage_id)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._files.clear()
+            self._size = 0
+
+    @property
+    def size(self) -> int:
+        return self._size
 
 
 def _error(status: int, message: str) -> JSONResponse:
@@ -31,10 +69,12 @@ async def upload(request: Request) -> JSONResponse:
     mock: MockApp = request.app.state.mock
     token = request.path_params["token"]
     size = 0
+    chunks = []
     async for chunk in request.stream():
         size += len(chunk)
         if size > MAX_UPLOAD_BYTES:
             return _error(413, f"upload is larger than {MAX_UPLOAD_BYTES} bytes")
+        chunks.append(chunk)
     content_type = (request.headers.get("content-type") or "application/octet-stream")
     content_type = content_type.split(";")[0].strip().lower() or "application/octet-stream"
     store = mock.store
@@ -59,4 +99,20 @@ async def upload(request: Request) -> JSONResponse:
             "created_at": now,
         })
         store.update("uploads", token, {"storage_id": storage_id})
+        mock.files.put(storage_id, b"".join(chunks))
     return JSONResponse({"storageId": storage_id})
+
+
+async def download(request: Request) -> Response:
+    """The bytes of an uploaded file, with the content type recorded at upload. Like a signed
+    storage address, it needs no API token (inferred)."""
+    mock: MockApp = request.app.state.mock
+    storage_id = request.path_params["storage_id"]
+    record = mock.store.get("uploads", storage_id)
+    if record is None or record.get("kind") != "file":
+        return _error(404, f"file {storage_id!r} not found")
+    content = mock.files.get(storage_id)
+    if content is None:
+        return _error(404, f"file {storage_id!r}: its bytes are no longer kept (the mock keeps "
+                           f"the last {MAX_KEPT_BYTES // (1024 * 1024)} MiB of uploads)")
+    return Response(content, media_type=record["content_type"])

@@ -45,3 +45,43 @@ def test_upload_url_access(client) -> None:
     assert r.status_code == 201
     r = client.post("/v1/attachments/upload-url", json={})
     assert r.status_code == 400 and "workspace_id" in r.json()["error"]
+
+
+def _uploaded(client, content: bytes, content_type: str) -> str:
+    url = client.post("/v1/attachments/upload-url", json={"workspace_id": HARBOR}).json()
+    put = client.put(_path(url["data"]["upload_url"]), content=content,
+                     headers={"Content-Type": content_type})
+    assert put.status_code == 200, put.text
+    return str(put.json()["storageId"])
+
+
+def test_an_attachment_url_serves_the_uploaded_bytes(client, mock, make) -> None:
+    content = bytes(range(256)) * 40
+    storage_id = _uploaded(client, content, "application/pdf")
+    ticket = make.ticket(make.contact())
+    sent = client.post(f"/v1/tickets/{ticket['id']}/messages", json={
+        "body": "Here is the house guide.",
+        "attachments": [{"attachment_id": storage_id, "filename": "guide.pdf",
+                         "content_type": "application/pdf", "size": len(content)}],
+    })
+    assert sent.status_code == 200, sent.text
+    messages = client.get(f"/v1/tickets/{ticket['id']}/messages").json()["data"]
+    url = messages[-1]["attachments"][0]["url"]
+    # A storage address: no API token needed, like a signed URL.
+    got = client.get(_path(url), headers={"Authorization": ""})
+    assert got.status_code == 200
+    assert got.content == content and got.headers["content-type"] == "application/pdf"
+    missing = client.get("/__storage__/files/stnope")
+    assert missing.status_code == 404 and "stnope" in missing.json()["error"]
+    mock.reset()  # the upload record and its bytes go with the reset
+    assert client.get(_path(url)).status_code == 404 and mock.files.size == 0
+
+
+def test_kept_bytes_are_bounded_oldest_first(client, mock, monkeypatch) -> None:
+    monkeypatch.setattr(mock.files, "limit", 10)
+    first = _uploaded(client, b"123456", "text/plain")
+    second = _uploaded(client, b"abcdef", "text/plain")
+    assert mock.files.size == 6
+    gone = client.get(f"/__storage__/files/{first}")
+    assert gone.status_code == 404 and "no longer kept" in gone.json()["error"]
+    assert client.get(f"/__storage__/files/{second}").content == b"abcdef"
