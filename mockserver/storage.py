@@ -114,5 +114,5 @@ async def download(request: Request) -> Response:
     content = mock.files.get(storage_id)
     if content is None:
         return _error(404, f"file {storage_id!r}: its bytes are no longer kept (the mock keeps "
-                           f"the last {MAX_KEPT_BYTES // (1024 * 1024)} MiB of uploads)")
+                           f"the last {mock.files.limit} bytes of uploads)")
     return Response(content, media_type=record["content_type"])

@@ -39,6 +39,8 @@ def _too_deep(value: Any) -> str | None:
         elif isinstance(node, list):
             stack.extend((v, f"{where}/{i}" if where else str(i), depth + 1) for i, v in enumerate(node))
     return None
+
+
 # Accepted query values remembered per operation (the whole memo is dropped when full).
 ACCEPTED_VALUES = 1024
 _UNSEEN = object()
