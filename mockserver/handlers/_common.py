@@ -9,7 +9,7 @@ from ..context import Context
 from ..store import Record
 
 __all__ = ["data", "get_resource"]
-__all__ += ["author", "flag", "full_name", "is_member", "move_thread", "preview",
+__all__ += ["author", "flag", "full_name", "is_member", "move_thread", "name_taken", "preview",
             "record_outbound_message", "where_equal"]
 
 
@@ -27,6 +27,15 @@ def get_resource(schema: str) -> Any:
 
     handler.__name__ = f"get_{schema}"
     return handler
+
+
+def name_taken(ctx: Context, table: str, workspace_id: str, name: str,
+               own_id: str | None) -> Record | None:
+    """Another record of `table` in the workspace already called `name` (names unique per
+    workspace), or None; `own_id` is the record being renamed."""
+    taken = ctx.store.find(table, lambda r: r["workspace_id"] == workspace_id
+                           and r["name"] == name and r["id"] != own_id)
+    return taken[0] if taken else None
 
 
 # -- query flags --------------------------------------------------------------------------------

@@ -19,7 +19,7 @@ from ..context import Context
 from ..errors import BadRequest, Conflict
 from ..store import Record
 from . import operation
-from ._common import get_resource
+from ._common import get_resource, name_taken
 
 __all__: list[str] = []
 
@@ -223,13 +223,12 @@ def _check_arguments(tool: Record, arguments: dict[str, Any]) -> None:
 
 
 def _check_name_free(ctx: Context, workspace_id: str, name: str, own_id: str | None) -> None:
-    taken = ctx.store.find("custom_tools", lambda t: t["workspace_id"] == workspace_id
-                           and t["name"] == name and t["id"] != own_id)
-    if taken:
+    taken = name_taken(ctx, "custom_tools", workspace_id, name, own_id)
+    if taken is not None:
         # Documented: names are unique in the workspace; 409 is inferred (the description has
         # no status for it): the body is valid, the workspace's state conflicts with it.
         raise Conflict(f"body field 'name': a custom tool named {name!r} already exists in "
-                       f"workspace {workspace_id!r} ({taken[0]['id']})")
+                       f"workspace {workspace_id!r} ({taken['id']})")
 
 
 @operation("listCustomTools")

@@ -6,15 +6,10 @@ from typing import Any
 
 from ..context import Context
 from ..errors import BadRequest
-from ..store import Record
 from . import operation
-from ._common import get_resource
+from ._common import author, data, full_name, get_resource, is_member
 
 __all__: list[str] = []
-
-
-def _full_name(user: Record) -> str:
-    return " ".join(p for p in (user.get("first_name"), user.get("last_name")) if p)
 
 
 @operation("listEscalations")
@@ -35,16 +30,16 @@ def assign_escalation(ctx: Context) -> dict[str, Any]:
     assert escalation is not None
     assignee_id = ctx.body["assignee_id"]
     user = ctx.store.get("users", assignee_id)
-    if user is None or escalation["workspace_id"] not in user.get("_workspace_ids", ()):
+    if user is None or not is_member(ctx, assignee_id, escalation["workspace_id"]):
         raise BadRequest(f"body field 'assignee_id': {assignee_id!r} is not a user of "
                          f"workspace {escalation['workspace_id']!r}")
     # Inferred: assignment is allowed in every status (a reviewed escalation can still be
     # handed to someone for follow-up) and does not change the status; re-assigning replaces.
     escalation = ctx.store.update("escalations", escalation["id"], {"assignee": {
-        "id": user["id"], "name": _full_name(user), "email": user["email"],
+        "id": user["id"], "name": full_name(user), "email": user["email"],
         "picture_url": user.get("picture_url"),
     }})
-    return {"data": ctx.shape(escalation, "Escalation")}
+    return data(ctx, escalation, "Escalation")
 
 
 @operation("resolveEscalation")
@@ -57,11 +52,9 @@ def resolve_escalation(ctx: Context) -> dict[str, Any]:
         # description shows no other source state).
         raise BadRequest(f"body field 'status': escalation {escalation['id']!r} is already "
                          f"{escalation['status']}; only a pending escalation can be resolved")
-    user = ctx.user()
     escalation = ctx.store.update("escalations", escalation["id"], {
         "status": status,
         "reviewed_at": ctx.now(),
-        "reviewed_by": {"user_id": user["id"], "name": _full_name(user),
-                        "email": user.get("email", ""), "picture_url": user.get("picture_url")},
+        "reviewed_by": author(ctx),  # the calling token's user
     })
-    return {"data": ctx.shape(escalation, "Escalation")}
+    return data(ctx, escalation, "Escalation")

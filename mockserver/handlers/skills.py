@@ -7,7 +7,7 @@ from typing import Any
 from ..context import Context
 from ..errors import BadRequest
 from . import operation
-from ._common import get_resource
+from ._common import get_resource, name_taken
 
 __all__: list[str] = []
 
@@ -17,11 +17,10 @@ _PATCHABLE = ("name", "display_name", "description", "body", "allowed_tools", "t
 def _check_name_free(ctx: Context, workspace_id: str, name: str, own_id: str | None) -> None:
     # Inferred: a skill name (slug-like, e.g. booking-policy) is unique within its workspace.
     # The document lists no 409 for skills, so a taken name is an invalid body field (400).
-    taken = ctx.store.find("skills", lambda s: s["workspace_id"] == workspace_id
-                           and s["name"] == name and s["id"] != own_id)
-    if taken:
+    taken = name_taken(ctx, "skills", workspace_id, name, own_id)
+    if taken is not None:
         raise BadRequest(f"body field 'name': a skill named {name!r} already exists in "
-                         f"workspace {workspace_id!r} ({taken[0]['id']})")
+                         f"workspace {workspace_id!r} ({taken['id']})")
 
 
 @operation("listSkills")

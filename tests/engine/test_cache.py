@@ -109,10 +109,15 @@ def test_answers_that_read_the_clock_are_not_kept(client, mock, monkeypatch) -> 
 
 
 def test_errors_are_not_kept(client, mock, monkeypatch) -> None:
-    calls = counting(mock, monkeypatch, "getTicket")
+    calls = counting(mock, monkeypatch, "getConversationAutomationRate")
+    # Refused by the handler itself (start after end), with no clock read: still not kept.
+    backwards = INSIGHT + "&start=2026-11-01T00:00:00.000Z&end=2026-10-01T00:00:00.000Z"
+    for _ in range(2):
+        refused = client.get(backwards)
+        assert refused.status_code == 400 and "start" in refused.json()["error"]
+    assert len(calls) == 2 and len(mock.cache) == 0
+    # Refused before the handler (the addressed record does not exist): not kept either.
     assert client.get("/v1/tickets/no_such_ticket").status_code == 404
-    assert client.get("/v1/tickets/no_such_ticket").status_code == 404
-    assert len(calls) == 0  # refused before the handler: the workspace is resolved first
     assert len(mock.cache) == 0
 
 
