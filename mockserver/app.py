@@ -11,6 +11,7 @@ in a Starlette application.
 
 from __future__ import annotations
 
+import logging
 import secrets
 import time
 from dataclasses import dataclass, field
@@ -76,6 +77,9 @@ class Config:
     request_log: bool = True  # one line per request on "mockserver.requests" (when enabled)
     prefer_header: bool = True  # `Prefer: code=404` answers that documented response
     response_cache: int = 256  # answers of repeated reads kept (cache.py); 0 turns it off
+    # Unknown query parameters: ignored and reported (journal, request log) by default, as
+    # the real service ignores them (decision B10); strict refuses them with 400.
+    strict_params: bool = False
 
 
 class UnsupportedPreference(BadRequest):
@@ -91,6 +95,7 @@ class PreferredResponse(ApiError):
         self.status_code = status
 
 
+ERROR_LOGGER = logging.getLogger("mockserver.errors")
 RawHeaders = list[tuple[bytes, bytes]]
 _JSON = (b"content-type", b"application/json")
 
@@ -133,6 +138,15 @@ def parse_query(query_string: bytes) -> list[tuple[str, str]]:
             name, _, value = part.partition("=")
             items.append((name, value))
     return items
+
+
+_NOISE_PREFIXES = ("/favicon", "/apple-touch-icon", "/robots.txt", "/.well-known/")
+
+
+def _browser_noise(path: str) -> bool:
+    """Requests a browser makes on its own (icons, robots, well-known probes): answered, but
+    never journaled, so the inspector shows what clients sent."""
+    return path.startswith(_NOISE_PREFIXES)
 
 
 def _preferred_code(prefer: str) -> int | None:
@@ -199,6 +213,7 @@ class MockApp:
             self.clock.follow_wall_time()  # undo advance()/set() on a real clock
         self.journal.clear()
         self.faults.clear()
+        self.faults.reseed(self.config.seed)  # probability faults repeat their sequence
         self.cache.clear()
         self.files.clear()
         self.restore_rate_limits()
@@ -224,9 +239,24 @@ class MockApp:
         ):
             await self._observed(scope, receive, send)
             return
-        status, body, headers = await self.respond(scope, receive)
+        status, body, headers = await self._answer(scope, receive)
         await send({"type": "http.response.start", "status": status, "headers": headers})
         await send({"type": "http.response.body", "body": body})
+
+    async def _answer(self, scope: Scope, receive: Receive) -> tuple[int, bytes, RawHeaders]:
+        """`respond`, with any unexpected exception (a handler bug, a self-check violation)
+        answered 500 `{"error": ...}` and logged on "mockserver.errors"; the exception is
+        kept in the scope (`mock.error`) for embedders such as the pytest plugin."""
+        try:
+            return await self.respond(scope, receive)
+        except ClientDisconnect:
+            raise
+        except Exception as exc:
+            ERROR_LOGGER.error("unexpected error answering %s %s", scope["method"],
+                               scope["path"], exc_info=exc)
+            scope["mock.error"] = exc
+            body = orjson.dumps({"error": f"internal error: {type(exc).__name__}: {exc}"})
+            return 500, body, _json_headers(body)
 
     async def respond(self, scope: Scope, receive: Receive) -> tuple[int, bytes, RawHeaders]:
         """Status, body and headers of the answer to one API request (self-checked when on)."""
@@ -245,10 +275,8 @@ class MockApp:
                 if hit is not None:
                     self.limiter.hit(hit.limit_kind, hit.limit_ident)
                     return hit.status, hit.body, hit.headers  # self-checked when first sent
-            if prefer is not None:
-                self._apply_preference(operation, prefer)
             status, payload, pure = await self._run(scope, receive, operation, raw_path,
-                                                    principal)
+                                                    principal, prefer)
             body = orjson.dumps(payload)
             headers = _json_headers(body)
         except ApiError as error:
@@ -278,12 +306,13 @@ class MockApp:
             elif rule.status is not None:
                 injected = fault_response(rule)  # injected on purpose: never self-checked
         if injected is None:
-            status, body, headers = await self.respond(scope, receive)
+            status, body, headers = await self._answer(scope, receive)
         else:
             status, body, headers = injected.status_code, bytes(injected.body), injected.raw_headers
         latency_ms = (time.perf_counter() - started) * 1000
         fault = rule.describe() if rule is not None else None
-        if self.journal.enabled:
+        ignored = self._ignored_params(scope)
+        if self.journal.enabled and not _browser_noise(path):
             request_body = scope.get("mock.body")
             if request_body is None and method in ("POST", "PUT", "PATCH", "DELETE"):
                 try:  # not read by the pipeline (refused early): read it for the journal
@@ -296,15 +325,25 @@ class MockApp:
                 raw_headers=scope.get("headers", ()), body=request_body,
                 status=status, response_body=body,
                 latency_ms=latency_ms, operation_id=scope.get("mock.operation"), fault=fault,
+                ignored_params=ignored,
             )
         if self.config.request_log and REQUEST_LOGGER.isEnabledFor(20):
             log_request(method, path, status, latency_ms,
-                        _header(scope, b"authorization"), fault=fault)
+                        _header(scope, b"authorization"), fault=fault, ignored=ignored)
         if isinstance(injected, DropResponse):
             await injected(scope, receive, send)
             return
         await send({"type": "http.response.start", "status": status, "headers": headers})
         await send({"type": "http.response.body", "body": body})
+
+    def _ignored_params(self, scope: Scope) -> tuple[str, ...]:
+        """The unknown query parameters the pipeline ignored for this request (reported in the
+        journal and the request log); none in strict mode, where they are refused."""
+        operation_id = scope.get("mock.operation")
+        query_string = scope.get("query_string", b"")
+        if operation_id is None or not query_string or self.config.strict_params:
+            return ()
+        return tuple(self.validators[operation_id].ignored(parse_query(query_string)))
 
     def _route(self, scope: Scope) -> tuple[Operation, dict[str, str]]:
         path = scope["path"]
@@ -324,14 +363,18 @@ class MockApp:
     async def _run(
         self, scope: Scope, receive: Receive, operation: Operation, raw_path: dict[str, str],
         principal: Principal,
+        prefer: str | None = None,
     ) -> tuple[int, Any, tuple[int, str, str] | None]:
         """Status and payload from the handler, and, when the handler neither wrote nor read
-        the clock, (store version, rate-limit kind, ident) under which its answer may be kept."""
+        the clock, (store version, rate-limit kind, ident) under which its answer may be kept.
+        `Prefer: code=N` is answered only once authentication, write access, validation,
+        workspace access and the rate limit have passed (the request is counted)."""
         if operation.requires_write:
             principal.check_write(operation.operation_id)
         validator = self.validators[operation.operation_id]
         path = validator.path(raw_path)
-        query = validator.query(parse_query(scope.get("query_string", b"")))
+        query = validator.query(parse_query(scope.get("query_string", b"")),
+                                strict=self.config.strict_params)
         body = None
         if operation.body_schema is not None:
             raw = await self._read_body(scope, receive)
@@ -343,6 +386,8 @@ class MockApp:
             else:
                 kind, ident = "token", principal.token
             self.limiter.hit(kind, ident)
+            if prefer is not None:
+                self._apply_preference(operation, prefer)
             version, reads = self.store.version, self.clock.reads
             ctx = Context(self, operation, principal, path, query, body, workspace_id, resource)
             result = self.handlers[operation.operation_id](ctx)

@@ -96,7 +96,7 @@ def _route(mock: MockApp, path: str, method: str, operation_id: str, func: Endpo
     async def endpoint(request: Request) -> Response:
         try:
             check_access(mock, request)
-            query = validator.query(request.query_params.multi_items())
+            query = validator.query(request.query_params.multi_items(), strict=True)
             body = None
             if validator.body_validator is not None:
                 body = validator.body(await request.body(), request.headers.get("content-type"))

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 import orjson
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, Response
+from starlette.responses import FileResponse, HTMLResponse, Response
 from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
@@ -69,6 +69,9 @@ def docs_routes(mock: MockApp) -> list[BaseRoute]:
         return HTMLResponse(_DOCS_PAGE.format(title="Mock control API",
                                               url="/__mock__/openapi.json"))
 
+    async def favicon(request: Request) -> Response:
+        return FileResponse(STATIC_DIR / "swagger-ui" / "favicon-32x32.png")
+
     async def inspector(request: Request) -> Response:
         return HTMLResponse(_INSPECTOR_PAGE.read_text(encoding="utf-8"))
 
@@ -78,5 +81,6 @@ def docs_routes(mock: MockApp) -> list[BaseRoute]:
         Route("/__mock__/docs", control_docs, methods=["GET"]),
         Route("/__mock__/openapi.json", control_openapi_json, methods=["GET"]),
         Route("/__mock__/inspector", inspector, methods=["GET"]),
+        Route("/favicon.ico", favicon, methods=["GET"]),
         Mount("/__mock__/static", app=StaticFiles(directory=STATIC_DIR), name="static"),
     ]

@@ -121,6 +121,12 @@ class Faults:
         self._lock = threading.Lock()
         self._random = random.Random(seed)
 
+    def reseed(self, seed: int) -> None:
+        """Start the probability draws over (`MockApp.reset` calls it): after a reset the same
+        rules fire on the same requests as after start-up, whatever ran before."""
+        with self._lock:
+            self._random.seed(seed)
+
     def add(self, **spec: Any) -> FaultRule:
         rule = FaultRule(id=next(self._ids), **spec)
         with self._lock:

@@ -61,6 +61,7 @@ class JournalEntry:
     latency_ms: float
     operation_id: str | None
     fault: str | None  # the injected fault that answered, if any
+    ignored_params: tuple[str, ...] = ()  # unknown query parameters the mock ignored
 
     @property
     def time(self) -> str:
@@ -104,6 +105,7 @@ class JournalEntry:
             "latency_ms": round(self.latency_ms, 3),
             "operation_id": self.operation_id,
             "fault": self.fault,
+            "ignored_params": list(self.ignored_params),
         }
 
 

@@ -4,7 +4,7 @@ Registered through the `pytest11` entry point, so installing the package is enou
 
     def test_lists_open_tickets(mock_api):
         client = mock_api.client()                      # httpx.Client, base_url + write token
-        mock_api.add("tickets", {"status": "open"})     # factory: defaults from a fixture record
+        mock_api.add("tickets", {"status": "pending"})  # factory: defaults from a fixture record
         assert my_code.open_tickets(mock_api.base_url, mock_api.tokens.write, ...)
         assert mock_api.requests(path="/v1/tickets")[0].query["status"] == "open"
 
@@ -60,7 +60,8 @@ _REMOTE_SETTINGS = {
     "secondary": ("--mock-api-second-workspace", "MOCK_API_SECOND_WORKSPACE"),
     "other_workspace": ("--mock-api-other-workspace", "MOCK_API_OTHER_WORKSPACE"),
 }
-_MARKER_FIELDS = ("fixtures", "rate_limit", "seed", "self_check", "clock", "journal_size")
+_MARKER_FIELDS = ("fixtures", "rate_limit", "seed", "self_check", "clock", "journal_size",
+                  "strict_params", "fail_on_ignored_params")
 
 
 # -- configuration ---------------------------------------------------------------------------
@@ -82,6 +83,10 @@ class MockApiConfig:
     self_check: bool = True  # every response validated against the document's closed schemas
     clock: str | None = DEFAULT_CLOCK  # frozen at this instant; None: wall time
     journal_size: int = 1000
+    # Unknown query parameters: ignored (as the real service does) and journaled by default;
+    # strict_params refuses them with 400; fail_on_ignored_params fails the test that sent one.
+    strict_params: bool = False
+    fail_on_ignored_params: bool = False
     base_url: str | None = None  # a real server: the mock is not started
     remote: Mapping[str, str | None] = field(default_factory=dict)  # tokens/workspaces there
 
@@ -123,6 +128,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--mock-api-clock", default=None, metavar="ISO|real",
                     help=f"frozen start instant of the mock clock (default {DEFAULT_CLOCK}); "
                          "'real' follows wall time")
+    group.addoption("--mock-api-strict-params", action="store_true", default=None,
+                    help="refuse unknown query parameters with 400 (default: ignore them)")
+    group.addoption("--mock-api-fail-on-ignored-params", action="store_true", default=None,
+                    help="fail a test that sent a query parameter the mock ignored")
     group.addoption("--mock-api-base-url", default=None, metavar="URL",
                     help="run mock_api tests against this real server (env MOCK_API_BASE_URL)")
     for name, (option, env) in _REMOTE_SETTINGS.items():
@@ -134,6 +143,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addini("mock_api_self_check", "validate mock responses (default true)", type="bool",
                   default=True)
     parser.addini("mock_api_clock", "frozen start instant, or 'real'", default="")
+    parser.addini("mock_api_strict_params", "refuse unknown query parameters with 400",
+                  type="bool", default=False)
+    parser.addini("mock_api_fail_on_ignored_params",
+                  "fail a test that sent a query parameter the mock ignored", type="bool",
+                  default=False)
     parser.addini("mock_api_base_url", "run against this real server instead", default="")
 
 
@@ -141,7 +155,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
         "mock_api(fixtures=None, rate_limit=None, seed=None, self_check=None, clock=None, "
-        "journal_size=None): configure the mock_api fixture for this test",
+        "journal_size=None, strict_params=None, fail_on_ignored_params=None): configure the mock_api fixture for this test",
     )
 
 
@@ -171,6 +185,9 @@ def _config_from_options(pytestconfig: pytest.Config) -> MockApiConfig:
     clock = pick("--mock-api-clock", "mock_api_clock")
     if clock is not None:
         config = config.replace(clock=None if clock == "real" else clock)
+    for name in ("strict_params", "fail_on_ignored_params"):
+        flag = pytestconfig.getoption(f"--mock-api-{name.replace('_', '-')}")
+        config = config.replace(**{name: bool(flag or pytestconfig.getini(f"mock_api_{name}"))})
     base_url = (pytestconfig.getoption("--mock-api-base-url") or os.environ.get("MOCK_API_BASE_URL")
                 or pytestconfig.getini("mock_api_base_url") or None)
     if base_url:
@@ -199,6 +216,8 @@ class _Dispatch:
             self._active += 1
         try:
             await self.target(scope, receive, send)
+            if "mock.error" in scope:  # answered 500 {"error": ...}: fail the test with it
+                self.errors.append(scope["mock.error"])
         except ConnectionDropped:
             raise  # an injected drop: let uvicorn close the connection
         except Exception as exc:  # Starlette has already answered 500
@@ -606,6 +625,7 @@ def mock_api(mock_api_config: MockApiConfig, mock_api_session: _Session) -> Iter
     mock.config.rate_limit = 120 if config.rate_limit is None else config.rate_limit
     mock.config.frozen_clock = config.clock
     mock.config.seed = mock.store.seed = config.seed
+    mock.config.strict_params = config.strict_params
     mock.reset()
     if config.rate_limit is not None:
         mock.limiter.per_workspace.clear()  # an explicit limit applies to every workspace
@@ -621,3 +641,11 @@ def mock_api(mock_api_config: MockApiConfig, mock_api_session: _Session) -> Iter
         error = api._close()
     if error is not None:
         raise error
+    if config.fail_on_ignored_params:
+        sent = [e for e in mock.journal if e.ignored_params]
+        if sent:
+            pytest.fail("the code under test sent query parameters the API does not document "
+                        "(the mock ignored them, as the real service does): " + "; ".join(
+                            f"{', '.join(e.ignored_params)} in {e.method} {e.path}"
+                            f"?{e.query_string.decode('latin-1')}" for e in sent),
+                        pytrace=False)

@@ -28,14 +28,17 @@ def _token(authorization: str | None) -> str:
 
 
 def log_request(method: str, path: str, status: int, latency_ms: float,
-                authorization: str | None, *, fault: str | None = None) -> None:
+                authorization: str | None, *, fault: str | None = None,
+                ignored: tuple[str, ...] = ()) -> None:
     token = _token(authorization)
     REQUEST_LOGGER.info(
-        "%s %s %d %.1fms token=%s%s", method, path, status, latency_ms, token,
+        "%s %s %d %.1fms token=%s%s%s", method, path, status, latency_ms, token,
         f" fault={fault}" if fault else "",
+        f" ignored_params={','.join(ignored)}" if ignored else "",
         extra={"request": {"method": method, "path": path, "status": status,
                            "latency_ms": round(latency_ms, 3), "token": token,
-                           **({"fault": fault} if fault else {})}},
+                           **({"fault": fault} if fault else {}),
+                           **({"ignored_params": list(ignored)} if ignored else {})}},
     )
 
 

@@ -126,10 +126,22 @@ class RequestValidator:
             values[name] = value
         return values
 
-    def query(self, items: Iterable[tuple[str, str]]) -> dict[str, Any]:
+    def query(self, items: Iterable[tuple[str, str]], *, strict: bool = False) -> dict[str, Any]:
+        """The documented query parameters, coerced and checked, defaults filled in.
+
+        Unknown parameters are ignored (the real service ignores them: decision B10) and are
+        not part of the result, so a request answers as it would without them; `strict`
+        refuses them instead. A documented parameter given twice is refused; an unknown one
+        given twice is ignored like any other unknown parameter.
+        """
         values: dict[str, Any] = {}
         accepted = self._accepted
+        known = self.query_params
         for name, raw in items:
+            if name not in known:
+                if strict:
+                    raise BadRequest(f"unknown query parameter '{name}'")
+                continue
             value = accepted.get((name, raw), _UNSEEN)
             if value is _UNSEEN:
                 value = self._query_value(name, raw)
@@ -144,11 +156,14 @@ class RequestValidator:
                 raise BadRequest(f"query parameter '{name}' is required")
         return {**self._query_defaults, **values}
 
+    def ignored(self, items: Iterable[tuple[str, str]]) -> list[str]:
+        """The names in `items` that are not documented query parameters (each once, in order):
+        what the default mode ignores and reports."""
+        known = self.query_params
+        return list(dict.fromkeys(name for name, _ in items if name not in known))
+
     def _query_value(self, name: str, raw: str) -> Any:
-        param = self.query_params.get(name)
-        if param is None:
-            # Inferred: unknown parameters are refused so that typos surface at once.
-            raise BadRequest(f"unknown query parameter '{name}'")
+        param = self.query_params[name]
         value = _coerce(raw, param.schema)
         self._check("query", name, value)
         if param.schema.get("format") == "date-time":

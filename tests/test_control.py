@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import READ, WRITE, auth
+from conftest import OTHER, READ, WRITE, auth
 from starlette.testclient import TestClient
 
 from mockserver.app import Config, MockApp, create_app
@@ -204,13 +204,27 @@ def test_prefer_a_documented_error(api: TestClient) -> None:
     assert api.get("/v1", headers={"Prefer": "code=200"}).status_code == 200
 
 
-def test_prefer_comes_after_authentication(api: TestClient) -> None:
+def test_prefer_never_bypasses_a_check(api: TestClient, mock: MockApp) -> None:
+    """Prefer is answered only after authentication, write access, workspace access and the
+    rate limit have passed, and it is counted against the limit (issue 14)."""
+    prefer = {"Prefer": "code=404"}
     response = api.get("/v1", headers={**auth("bad-token"), "Prefer": "code=429"})
     assert response.status_code == 401
-    # Before the write check: a read token may ask for a documented error of a write operation.
+    # A read-only token asking a write operation for 404 is refused as without Prefer.
     response = api.post("/v1/tickets/xd_aisha_khan_parking/resolve",
-                        headers={**auth(READ), "Prefer": "code=404"})
-    assert response.status_code == 404
+                        headers={**auth(READ), **prefer})
+    assert response.status_code == 403 and "read-only" in response.json()["error"]
+    # A workspace the token cannot reach stays 403.
+    response = api.get("/v1/tickets?workspace_id=ws_desert", headers=prefer)
+    assert response.status_code == 403 and "ws_desert" in response.json()["error"]
+    response = api.get("/v1/tickets/xd_aisha_khan_parking", headers={**auth(OTHER), **prefer})
+    assert response.status_code == 403
+    # Prefer requests count, and past the limit the answer is 429, not the preferred one.
+    mock.limiter.set_workspace_limit(WS, 3)
+    for _ in range(3):
+        assert api.get("/v1/tickets/xd_aisha_khan_parking", headers=prefer).status_code == 404
+    limited = api.get("/v1/tickets/xd_aisha_khan_parking", headers=prefer)
+    assert limited.status_code == 429, limited.text
 
 
 def test_prefer_an_undocumented_code(api: TestClient) -> None:

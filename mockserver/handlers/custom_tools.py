@@ -28,7 +28,6 @@ _PATCHABLE = ("name", "description", "language", "code", "parameters",
 
 # -- static checks ----------------------------------------------------------------------------
 
-_PY_MAIN = re.compile(r"^([ \t]*)(?:async[ \t]+)?def[ \t]+main[ \t]*\(", re.MULTILINE)
 _JS_MAIN = re.compile(
     r"\b(?:async\s+)?function\s+main\s*\("
     r"|\b(?:const|let|var)\s+main\s*=\s*(?:async\s*)?(?:\([^)]*\)|[A-Za-z_$][\w$]*)\s*=>"
@@ -42,53 +41,74 @@ def _without_comment_lines(code: str, marker: str) -> str:
                      for line in code.splitlines())
 
 
+def _python_main(code: str) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+    """The module-level `main` of Python code, read by the standard library's parser."""
+    tree = ast.parse(code)
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name == "main":
+            return node
+    return None
+
+
+def _returns(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """Whether main's own body (not a nested function's) holds a return statement."""
+    stack: list[ast.AST] = list(function.body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.Return):
+            return True
+        if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda
+                          | ast.ClassDef):
+            stack.extend(ast.iter_child_nodes(node))
+    return False
+
+
+def _missing_entrypoint(language: str) -> BadRequest:
+    forms = ("`def main(` or `async def main(`" if language == "python" else
+             "`function main(`, `async function main(` or `const main = (...) =>`")
+    return BadRequest(f"body field 'code': {language} code must define the entrypoint "
+                      f"{_ENTRYPOINTS[language]}; no {forms} found")
+
+
+def _missing_return(language: str) -> BadRequest:
+    return BadRequest(f"body field 'code': {language} code must contain a return statement "
+                      "(main returns an object with a string key `message`)")
+
+
 def check_code(language: str, code: str) -> None:
-    """400 naming `code` unless it defines main and contains a return statement."""
-    text = _without_comment_lines(code, "#" if language == "python" else "//")
-    main = _PY_MAIN if language == "python" else _JS_MAIN
-    if not main.search(text):
-        forms = ("`def main(` or `async def main(`" if language == "python" else
-                 "`function main(`, `async function main(` or `const main = (...) =>`")
-        raise BadRequest(f"body field 'code': {language} code must define the entrypoint "
-                         f"{_ENTRYPOINTS[language]}; no {forms} found")
+    """400 naming `code` unless it defines main and contains a return statement (Python is
+    read with `ast`, so strings and comments never count; JavaScript by a lexical check)."""
+    if language == "python":
+        try:
+            main = _python_main(code)
+        except SyntaxError as exc:  # inferred: code that cannot run is refused
+            raise BadRequest(f"body field 'code': python code does not parse: {exc.msg} "
+                             f"(line {exc.lineno})") from None
+        if main is None:
+            raise _missing_entrypoint(language)
+        if not _returns(main):
+            raise _missing_return(language)
+        return
+    text = _without_comment_lines(code, "//")
+    if not _JS_MAIN.search(text):
+        raise _missing_entrypoint(language)
     if not _RETURN.search(text):
-        raise BadRequest(f"body field 'code': {language} code must contain a return statement "
-                         "(main returns an object with a string key `message`)")
+        raise _missing_return(language)
 
 
 # -- deterministic runs ------------------------------------------------------------------------
 
 
 def _python_main_statements(code: str) -> list[tuple[int, str]]:
-    """(line number, text) of each top-level statement line of main's body."""
-    lines = code.splitlines()
-    start = next((i for i, line in enumerate(lines) if _PY_MAIN.match(line)), None)
-    if start is None:
+    """(line number, source) of each top-level statement of main's body."""
+    try:
+        main = _python_main(code)
+    except SyntaxError:
         return []
-    found = _PY_MAIN.match(lines[start])
-    assert found is not None
-    def_indent = len(found.group(1).expandtabs())
-    # The signature ends at the first line ending with ':'; a one-line body may follow it.
-    end = start
-    while end < len(lines) and not lines[end].split("#")[0].rstrip().endswith(":"):
-        _head, sep, rest = lines[end].partition("):")
-        if sep and rest.strip():
-            return [(end + 1, rest.strip())]
-        end += 1
-    statements: list[tuple[int, str]] = []
-    body_indent: int | None = None
-    for number, line in enumerate(lines[end + 1:], start=end + 2):
-        stripped = line.strip()
-        if not stripped or stripped.startswith("#"):
-            continue
-        indent = len(line) - len(line.lstrip())
-        if indent <= def_indent:
-            break
-        if body_indent is None:
-            body_indent = indent
-        if indent == body_indent:
-            statements.append((number, stripped))
-    return statements
+    if main is None:
+        return []
+    return [(stmt.lineno, (ast.get_source_segment(code, stmt) or "").strip())
+            for stmt in main.body]
 
 
 def _javascript_main_statements(code: str) -> list[tuple[int, str]]:
