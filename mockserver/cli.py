@@ -33,6 +33,7 @@ def _serve(args: argparse.Namespace) -> int:
         journal_size=args.journal_size,
         response_cache=args.response_cache,
         request_log=not args.quiet,
+        strict_params=args.strict_params,
     )
     if not args.quiet:
         configure_logging(args.log_format)
@@ -111,6 +112,9 @@ def build_parser() -> argparse.ArgumentParser:
                        help="requests kept for GET /__mock__/requests (0 turns the journal off)")
     serve.add_argument("--response-cache", type=int, default=256, metavar="N",
                        help="answers of repeated reads kept until the next write (0 turns it off)")
+    serve.add_argument("--strict-params", action="store_true",
+                       help="refuse unknown query parameters with 400 (default: ignore them, "
+                            "as the real service does, and report them in the log and journal)")
     serve.set_defaults(func=_serve)
 
     fixtures = commands.add_parser("fixtures", help="work with fixture datasets")

@@ -16,7 +16,12 @@ from .tables import TABLES
 if TYPE_CHECKING:
     from .app import MockApp
 
-__all__ = ["Context"]
+__all__ = ["Context", "public"]
+
+
+def public(record: Record) -> dict[str, Any]:
+    """A record less its internal fields (`_x`, allowed in fixtures, never sent)."""
+    return {k: v for k, v in record.items() if not k.startswith("_")}
 
 
 class Context:
@@ -113,8 +118,8 @@ class Context:
             items: list[Any] = [self.shape(r, schema) for r in found.items]
         elif render is not None:
             items = [render(r) for r in found.items]
-        else:
-            items = found.items
+        else:  # records as stored, less their internal (`_`) fields
+            items = [public(r) for r in found.items]
         next_cursor = self.app.cursors.encode(fp, found.next_key) if found.next_key else None
         envelope = {"data": items, "next_cursor": next_cursor, "has_more": next_cursor is not None}
         if extra:

@@ -71,7 +71,7 @@ def configure_logging(format: str = "text", *, level: int | str = logging.INFO,
         handler.setFormatter(JsonFormatter())
     else:
         handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
-    for name in ("mockserver.requests", "mockserver.proxy"):
+    for name in ("mockserver.requests", "mockserver.proxy", "mockserver.errors"):
         logger = logging.getLogger(name)
         for old in list(logger.handlers):
             logger.removeHandler(old)

@@ -17,7 +17,7 @@ from .errors import ResponseContractViolation
 from .spec import Operation, Spec
 from .validation import first_error, json_validator
 
-__all__ = ["SelfCheck", "close_schemas"]
+__all__ = ["SelfCheck", "close_schemas", "underscore_field"]
 
 
 def _is_object_schema(node: dict[str, Any]) -> bool:
@@ -54,6 +54,24 @@ def _close(node: Any) -> None:
                 _close(prop)
         else:
             _close(value)
+
+
+def underscore_field(value: Any, where: str = "") -> str | None:
+    """The path of the first object key starting with `_` in a JSON value, or None."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            path = f"{where}/{key}"
+            if key.startswith("_"):
+                return path
+            found = underscore_field(item, path)
+            if found is not None:
+                return found
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            found = underscore_field(item, f"{where}/{i}")
+            if found is not None:
+                return found
+    return None
 
 
 class SelfCheck:
@@ -97,5 +115,10 @@ class SelfCheck:
                     errors.append(f"header {name} is missing")
                 elif name == "Retry-After" and not (value.isdigit() and int(value) >= 1):
                     errors.append(f"header Retry-After is not whole seconds: {value!r}")
+            if body.find(b'"_') >= 0:
+                leaked = underscore_field(orjson.loads(body))
+                if leaked is not None:
+                    errors.append(f"internal field {leaked!r} sent (fields starting with '_' "
+                                  "are never sent)")
         if errors:
             raise ResponseContractViolation(operation.operation_id, status, errors)
