@@ -77,9 +77,8 @@ class Context:
     def user(self) -> Record:
         """The workspace user the calling token belongs to."""
         user = self.store.get("users", self.principal.user_id)
-        if user is None:  # a token fixture naming no user: still answer, never crash
-            return {"id": self.principal.user_id, "email": "", "first_name": "API",
-                    "last_name": "token", "picture_url": None}
+        if user is None:  # refused at load (fixtures.py); only a user deleted since
+            raise NotFound(f"the token's user {self.principal.user_id!r} no longer exists")
         return user
 
     def page(

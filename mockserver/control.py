@@ -15,7 +15,6 @@ from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import yaml
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
@@ -26,6 +25,7 @@ from .fixtures import FixtureError, load_dataset
 from .responses import error_response, json_response
 from .spec import Spec, data_dir
 from .validation import RequestValidator
+from .yamlload import load_yaml
 
 if TYPE_CHECKING:
     from .app import MockApp
@@ -38,7 +38,7 @@ CONTROL_HEADER = "x-mock-control-token"
 @functools.lru_cache(maxsize=1)
 def control_spec() -> Spec:
     with (data_dir("spec") / "control-openapi.yaml").open("rb") as fh:
-        return Spec(yaml.safe_load(fh))
+        return Spec(load_yaml(fh.read()))
 
 
 @functools.lru_cache(maxsize=1)

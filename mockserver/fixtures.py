@@ -198,7 +198,12 @@ def _check_references(dataset: Dataset) -> None:
                         f"{value!r} is not a key of {target}"
                     )
     workspaces = dataset.tables.get("workspaces", {})
+    users = dataset.tables.get("users", {})
     for token in dataset.tokens:
+        if token["user_id"] not in users:
+            raise FixtureError(f"tokens: token {token['token']!r}: field 'user_id': "
+                               f"{token['user_id']!r} is not a key of users (a token belongs "
+                               "to a workspace user)")
         for ws in token["workspace_ids"]:
             if ws not in workspaces:
                 raise FixtureError(f"tokens: token {token['token']!r}: unknown workspace {ws!r}")

@@ -18,10 +18,10 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-import yaml
 
 from .clock import format_timestamp, parse_timestamp
 from .fixtures import default_fixtures_dir
+from .yamlload import load_yaml
 
 __all__ = ["COPIED_TABLES", "GENERATED_TABLES", "generate"]
 
@@ -102,14 +102,11 @@ _FOLLOW_UPS = ("Thanks, that worked!", "Perfect, thank you.", "Great, see you th
 
 
 def _load_defaults() -> tuple[dict[str, list[dict[str, Any]]], list[dict[str, Any]]]:
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    # The fixture loader's YAML reading (yamlload.py): an unquoted timestamp stays a string.
     base = default_fixtures_dir()
-    tables = {}
-    for name in COPIED_TABLES:
-        with (base / f"{name}.yaml").open("rb") as fh:
-            tables[name] = yaml.load(fh, Loader=loader) or []
-    with (base / "tokens.yaml").open("rb") as fh:
-        tokens = yaml.load(fh, Loader=loader)
+    tables = {name: load_yaml((base / f"{name}.yaml").read_bytes()) or []
+              for name in COPIED_TABLES}
+    tokens = load_yaml((base / "tokens.yaml").read_bytes())
     return tables, tokens
 
 

@@ -431,3 +431,11 @@ def test_a_large_dataset_is_frozen_out_of_the_cycle_collector(
         assert gc.get_freeze_count() > 0 and gc.isenabled()
     finally:
         gc.unfreeze()
+
+
+def test_a_token_of_no_user_is_refused(spec: Spec, tmp_path: Path) -> None:
+    # No invented user stands in for it: the loader names the token and the field.
+    _write(tmp_path, "tokens", [{"token": "ghost-token", "user_id": "us_nobody",
+                                 "access": "read", "workspace_ids": ["ws_harborview"]}])
+    with pytest.raises(FixtureError, match=r"'ghost-token'.*'user_id'.*'us_nobody'"):
+        load_dataset([default_fixtures_dir(), tmp_path], spec=spec)

@@ -80,3 +80,32 @@ def test_output_loads_with_scale_contacts(dataset: Dataset) -> None:
 ], ids=lambda f: f.__name__.removeprefix("test_"))
 def test_generated_data_is_consistent(dataset: Dataset, check) -> None:  # type: ignore[no-untyped-def]
     check(dataset)
+
+
+def test_unquoted_fixture_timestamps_survive_the_generator(
+    tmp_path: Path, spec: Spec, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """One YAML reading (yamlload.py) for fixtures, generator and plugin: a timestamp left
+    unquoted in a fixture stays the string it reads as, through the generator too."""
+    import re
+    import shutil
+
+    import mockserver.generate as generate_module
+    from mockserver.fixtures import default_fixtures_dir
+
+    base = tmp_path / "fixtures"
+    shutil.copytree(default_fixtures_dir(), base)
+    unquoted = 0
+    for name in COPIED_TABLES:
+        path = base / f"{name}.yaml"
+        text, count = re.subn(r"""["'](\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z)["']""", r"\1",
+                              path.read_text(encoding="utf-8"))
+        path.write_text(text, encoding="utf-8")
+        unquoted += count
+    assert unquoted > 10
+    load_dataset([base], spec=spec)  # the fixture loader reads them as strings
+    monkeypatch.setattr(generate_module, "default_fixtures_dir", lambda: base)
+    out = tmp_path / "out"
+    generate(3, 0, out)
+    loaded = load_dataset([out], spec=spec)
+    assert all(isinstance(a["created_at"], str) for a in loaded.tables["agents"].values())

@@ -40,6 +40,12 @@ def test_create_starts_at_version_one(client: TestClient) -> None:
     ("python", "def helper(**params):\n    return {'message': 'x'}\n", "main"),
     ("python", "def main(**params):\n    print('no result')\n", "return"),
     ("python", "# def main(**params):\n# return 1\nx = 1\n", "main"),
+    # Read by `ast`: main and return inside strings or a nested function do not count.
+    ("python", 'DOC = """\ndef main(**params):\n    return 1\n"""\n', "main"),
+    ("python", "def main(**params):\n    '''return {}'''\n    pass\n", "return"),
+    ("python", "def main(**params):\n    def inner():\n        return 1\n    inner()\n",
+     "return"),
+    ("python", "def main(**params)\n    return {}\n", "parse"),
     ("javascript", "function helper(params) { return { message: 'x' }; }", "main"),
     ("javascript", "async function main(params) { console.log(params); }", "return"),
     ("javascript", JS_OK.replace("async function main(params)", "def main(**params)"), "main"),
@@ -165,6 +171,16 @@ def test_run_reports_a_raise_in_main_as_a_failed_run(client: TestClient) -> None
     assert result["success"] is False and result["result"] is None
     assert result["error"] == "ValueError: weather service down"
     assert "Traceback" in result["logs"] and "line 4" in result["logs"]
+
+
+def test_run_reads_python_with_ast(client: TestClient) -> None:
+    # A `raise` inside a triple-quoted string is text, not a statement: the run succeeds.
+    code = ('def main(**params):\n    """Example:\n    raise ValueError("not really")\n    """\n'
+            "    return {'message': 'ok'}\n")
+    tool = create(client, code=code)
+    result = client.post(f"/v1/custom-tools/{tool['id']}/run",
+                         json={"parameters": {"city": "Oslo"}}).json()["data"]
+    assert result["success"] is True, result
 
 
 def test_run_reports_a_javascript_throw(client: TestClient) -> None:
