@@ -288,3 +288,72 @@ def test_real_server_mode(pytester: pytest.Pytester, second_server: str,
     """, "--mock-api-base-url", second_server)
     result.assert_outcomes(passed=1, skipped=2)
     result.stdout.fnmatch_lines(["*needs the mock server*real server*"])
+
+
+IGNORED_PARAMS_TESTS = """
+    import pytest
+
+    def test_sends_an_extra(mock_api):
+        ws = mock_api.workspaces.primary
+        response = mock_api.client().get(f"/v1/tickets?workspace_id={ws}&contact_id=ph_x&_=1")
+        assert response.status_code == 200
+        assert mock_api.last_request.ignored_params == ("contact_id", "_")
+
+    def test_sends_only_documented(mock_api):
+        ws = mock_api.workspaces.primary
+        assert mock_api.client().get(f"/v1/tickets?workspace_id={ws}&limit=2").status_code == 200
+
+    @pytest.mark.mock_api(strict_params=True)
+    def test_strict_by_marker(mock_api):
+        ws = mock_api.workspaces.primary
+        response = mock_api.client().get(f"/v1/tickets?workspace_id={ws}&contact_id=ph_x")
+        assert response.status_code == 400
+        assert response.json() == {"error": "unknown query parameter 'contact_id'"}
+"""
+
+
+def test_unknown_parameters_are_ignored_by_default(pytester: pytest.Pytester) -> None:
+    result = run(pytester, IGNORED_PARAMS_TESTS)
+    result.assert_outcomes(passed=3)
+
+
+def test_fail_on_ignored_params_fails_the_test_that_sent_one(pytester: pytest.Pytester) -> None:
+    result = run(pytester, IGNORED_PARAMS_TESTS, "--mock-api-fail-on-ignored-params")
+    # The test passes its own asserts, then fails at teardown naming the parameter and request.
+    result.assert_outcomes(passed=3, errors=1)
+    out = result.stdout.str()
+    assert "ERROR at teardown of test_sends_an_extra" in out
+    assert "contact_id, _ in GET /v1/tickets?workspace_id=ws_harborview&contact_id=ph_x&_=1" in out
+
+
+def test_strict_params_by_ini(pytester: pytest.Pytester) -> None:
+    pytester.makeini("""
+        [pytest]
+        mock_api_strict_params = true
+    """)
+    result = run(pytester, """
+        def test_refused(mock_api):
+            ws = mock_api.workspaces.primary
+            response = mock_api.client().get(f"/v1/tickets?workspace_id={ws}&_=1")
+            assert response.status_code == 400 and "'_'" in response.json()["error"]
+    """)
+    result.assert_outcomes(passed=1)
+    result = run(pytester, """
+        def test_refused(mock_api):
+            ws = mock_api.workspaces.primary
+            response = mock_api.client().get(f"/v1/tickets?workspace_id={ws}&_=1")
+            assert response.status_code == 400
+    """, "--mock-api-strict-params")
+    result.assert_outcomes(passed=1)
+
+
+def test_a_handler_crash_fails_the_test(pytester: pytest.Pytester) -> None:
+    result = run(pytester, """
+        def test_crash(mock_api):
+            def broken(ctx):
+                raise KeyError("boom")
+            mock_api.mock.handlers["listModels"] = broken
+            response = mock_api.client().get("/v1/models")
+    """)
+    result.assert_outcomes(failed=1)  # at the call that got the 500, with the exception
+    assert "KeyError: 'boom'" in result.stdout.str()
