@@ -439,3 +439,21 @@ def test_a_token_of_no_user_is_refused(spec: Spec, tmp_path: Path) -> None:
                                  "access": "read", "workspace_ids": ["ws_harborview"]}])
     with pytest.raises(FixtureError, match=r"'ghost-token'.*'user_id'.*'us_nobody'"):
         load_dataset([default_fixtures_dir(), tmp_path], spec=spec)
+
+
+def test_an_inbound_email_contact_is_named_by_its_address(dataset: Dataset) -> None:
+    # The real service names a contact created from an unknown email sender by the address.
+    named = [c for c in dataset.tables["contacts"].values() if "@" in c["first_name"]]
+    assert named, "no contact named by its email address"
+    contact = named[0]
+    assert {"type": "email", "value": contact["first_name"]} in [
+        {"type": ch["type"], "value": ch["value"]} for ch in contact["channels"]]
+    tickets = [t for t in rows(dataset, "tickets") if t["contact_id"] == contact["id"]]
+    messages = [m for m in rows(dataset, "messages") if m["conversation_id"] == contact["id"]]
+    assert tickets and len(messages) >= 2
+    assert messages[0]["sender"]["external_id"] == contact["first_name"]
+
+
+def test_a_repeat_guest_has_several_stays(dataset: Dataset) -> None:
+    stays: Counter[str] = Counter(r["contact_id"] for r in rows(dataset, "reservations"))
+    assert stays.most_common(1)[0][1] >= 3
