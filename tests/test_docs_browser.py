@@ -53,3 +53,53 @@ def test_inspector_shows_a_request_made_during_the_test(browser, mock_api) -> No
     row.wait_for(timeout=10_000)
     assert "200" in row.inner_text() and "listTickets" in row.inner_text()
     page.close()
+
+
+def test_inspector_marks_filters_and_fits_a_normal_window(browser, mock_api) -> None:
+    page = browser.new_page(viewport={"width": 1280, "height": 800})
+    page.goto(mock_api.base_url + "/__mock__/inspector")
+    page.wait_for_selector("text=live", timeout=10_000)
+    client = mock_api.client()
+    ws = mock_api.workspaces.primary
+    assert client.get(f"/v1/tickets?workspace_id={ws}&contact_id=ph_emma_clarke"
+                      f"&_=1732300000000").status_code == 200
+    mock_api.fault(method="GET", path="/v1/models", status=503)
+    assert client.get("/v1/models").status_code == 503
+    assert client.get("/v1/tickets/xd_nope").status_code == 404
+    page.wait_for_function("document.querySelectorAll('tr.entry').length >= 3", timeout=10_000)
+
+    ignored = page.locator("tr.entry", has_text="contact_id=ph_emma_clarke")
+    assert ignored.locator(".mark.ignored").inner_text() == "ignored: contact_id, _"
+    faulted = page.locator("tr.entry", has_text="/v1/models")
+    assert "fault #" in faulted.locator(".mark.fault").inner_text()
+
+    # Status (coloured by class) and latency are on screen without scrolling.
+    assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
+    for row in (ignored, faulted):
+        for cls in ("status", "ms"):
+            box = row.locator(f"td.{cls}").bounding_box()
+            assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= 1280, cls
+        assert float(row.locator("td.ms").inner_text()) >= 0
+    colour = "el => getComputedStyle(el).backgroundColor"
+    ok = ignored.locator("td.status span").evaluate(colour)
+    server = faulted.locator("td.status span").evaluate(colour)
+    client_error = page.locator("tr.entry", has_text="/v1/tickets/xd_nope") \
+        .locator("td.status span").evaluate(colour)
+    assert len({ok, server, client_error}) == 3, (ok, server, client_error)
+
+    # Filters: by status class, by method, by path.
+    def shown() -> list[str]:
+        return page.locator("tr.entry:visible td.path").all_inner_texts()
+
+    page.fill("#f-status", "5xx")
+    assert all(p.startswith("/v1/models") for p in shown()) and len(shown()) == 1
+    page.fill("#f-status", "404")
+    assert len(shown()) == 1 and shown()[0].startswith("/v1/tickets/xd_nope")
+    page.fill("#f-status", "")
+    page.fill("#f-path", "/v1/tickets")
+    assert len(shown()) == 2
+    page.select_option("#f-method", "POST")
+    assert shown() == []
+    page.close()
+    # The browser asked for /favicon.ico on its own: that never lands in the journal.
+    assert not [r for r in mock_api.requests() if r.path.startswith("/favicon")]
