@@ -269,6 +269,10 @@ class MockApp:
             prefer = _header(scope, b"prefer") if self.config.prefer_header else None
             cache_key = None
             if operation.cacheable and prefer is None and self.cache.enabled:
+                if self.config.strict_params and scope.get("query_string"):
+                    # The cache is keyed by the query string, not the mode: refuse first.
+                    self.validators[operation.operation_id].query(
+                        parse_query(scope["query_string"]), strict=True)
                 cache_key = self.cache.key(self.handlers[operation.operation_id], scope["path"],
                                            scope.get("query_string", b""), principal)
                 hit = self.cache.get(cache_key, self.store.version)

@@ -252,7 +252,7 @@ def test_invalid_utf8_in_a_body_is_400(guarded: TestClient, raw: bytes) -> None:
 @pytest.mark.parametrize("query", [
     b"workspace_id=ws_harborview&status=%ff", b"workspace_id=ws_harborview&status=\xff\xfe",
     b"workspace_id=ws_harborview%c0%af", b"workspace_id=ws_harborview\xc0\xaf",
-    b"workspace_id=ws_harborview&limit=%ff", b"workspace_id=ws_harborview&\xff=1",
+    b"workspace_id=ws_harborview&limit=%ff",
     b"workspace_id=ws_harborview&cursor=%ed%a0%80",
 ], ids=lambda q: repr(q)[15:60])
 def test_invalid_utf8_in_a_query_value_is_4xx(mock: MockApp, query: bytes) -> None:
@@ -310,7 +310,7 @@ def test_repeated_query_parameter_is_400(guarded: TestClient, query: str) -> Non
     check(guarded.get(f"/v1/tickets?{query}"), name, "more than once", allowed={400})
 
 
-@pytest.mark.parametrize(("query", "name"), [
+UNKNOWN_NAMES = [
     (f"workspace_id={WS}&Workspace_id={WS}", "Workspace_id"),
     (f"workspace_id={WS}&workspace_id[]=ws_desert", "workspace_id[]"),
     (f"workspace_id={WS}&__proto__=1", "__proto__"),
@@ -318,16 +318,57 @@ def test_repeated_query_parameter_is_400(guarded: TestClient, query: str) -> Non
     (f"workspace_id={WS}&limit%00=5", "limit"),
     (f"workspace_id={WS}&=x", "''"),
     (f"workspace_id={WS}&" + "p" * 5000 + "=1", "p" * 100),
-])
-def test_unknown_query_parameter_is_400_naming_it(guarded: TestClient, query: str,
-                                                  name: str) -> None:
+]
+
+
+@pytest.fixture
+def strict(mock: MockApp) -> Iterator[MockApp]:
+    mock.config.strict_params = True
+    try:
+        yield mock
+    finally:
+        mock.config.strict_params = False
+
+
+@pytest.mark.parametrize(("query", "name"), UNKNOWN_NAMES)
+def test_unknown_query_parameter_is_ignored(guarded: TestClient, query: str, name: str) -> None:
+    # Default mode (B10): the answer is the one without it; nothing leaks from the odd name.
+    response = guarded.get(f"/v1/tickets?{query}")
+    assert response.status_code == 200, response.text
+    assert response.json() == guarded.get(f"/v1/tickets?workspace_id={WS}").json()
+
+
+@pytest.mark.parametrize(("query", "name"), UNKNOWN_NAMES)
+def test_unknown_query_parameter_is_400_naming_it_in_strict_mode(
+    guarded: TestClient, strict: MockApp, query: str, name: str,
+) -> None:
     message = check(guarded.get(f"/v1/tickets?{query}"), "unknown", allowed={400})
     assert name in message or repr(name) in message, message
 
 
-def test_unknown_query_parameter_on_a_write_changes_nothing(guarded: TestClient) -> None:
+def test_invalid_utf8_in_an_unknown_name(mock: MockApp) -> None:
+    status, body = raw_asgi(mock, "GET", "/v1/tickets", b"workspace_id=ws_harborview&\xff=1")
+    assert status == 200, body
+    mock.config.strict_params = True
+    try:
+        status, body = raw_asgi(mock, "GET", "/v1/tickets", b"workspace_id=ws_harborview&\xff=1")
+    finally:
+        mock.config.strict_params = False
+    assert_error(status, body, "unknown", allowed={400})
+
+
+def test_unknown_query_parameter_on_a_write_changes_nothing_in_strict_mode(
+    guarded: TestClient, strict: MockApp,
+) -> None:
     response = guarded.post("/v1/custom-tools?dry_run=true", json=GOOD_TOOL)
     check(response, "dry_run", allowed={400})
+
+
+def test_unknown_query_parameter_on_a_write_is_ignored(client: TestClient, mock: MockApp) -> None:
+    # The real service ignores it: a `dry_run` it does not know is a real write.
+    response = client.post("/v1/custom-tools?dry_run=true", json=GOOD_TOOL)
+    assert response.status_code == 201, response.text
+    assert mock.journal.entries()[-1].ignored_params == ("dry_run",)
 
 
 # -- path ids ---------------------------------------------------------------------------------
