@@ -70,6 +70,9 @@ def test_inspector_marks_filters_and_fits_a_normal_window(browser, mock_api) -> 
 
     ignored = page.locator("tr.entry", has_text="contact_id=ph_emma_clarke")
     assert ignored.locator(".mark.ignored").inner_text() == "ignored: contact_id, _"
+    # The marks stay on screen however long the path is.
+    mark_box = ignored.locator(".mark.ignored").bounding_box()
+    assert mark_box is not None and mark_box["x"] + mark_box["width"] <= 1280
     faulted = page.locator("tr.entry", has_text="/v1/models")
     assert "fault #" in faulted.locator(".mark.fault").inner_text()
 
@@ -89,7 +92,7 @@ def test_inspector_marks_filters_and_fits_a_normal_window(browser, mock_api) -> 
 
     # Filters: by status class, by method, by path.
     def shown() -> list[str]:
-        return page.locator("tr.entry:visible td.path").all_inner_texts()
+        return page.locator("tr.entry:visible td.path .target").all_inner_texts()
 
     page.fill("#f-status", "5xx")
     assert all(p.startswith("/v1/models") for p in shown()) and len(shown()) == 1
