@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 __all__ = ["ALL_PHASES", "OWN_CHECKS", "Gate", "GateConfig"]
 
 ALL_PHASES = ("examples", "coverage", "fuzzing", "stateful")
-OWN_CHECKS = ("pagination", "auth", "state", "ratelimit")
+OWN_CHECKS = ("pagination", "laws", "auth", "state", "ratelimit")
 
 
 @dataclass

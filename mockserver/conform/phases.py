@@ -24,6 +24,7 @@ from schemathesis.engine import events, from_schema
 from . import checks as gate_checks
 from .client import BudgetExhausted, PacedAdapter, WriteWithheld, mount
 from .violations import Exchange, SchemathesisViolation, Severity, Violation, severity_for
+from .wire import invalid_part
 
 if TYPE_CHECKING:
     from ..spec import Operation
@@ -49,6 +50,14 @@ READ_ONLY_CHECKS = (
 WRITE_CHECKS = ("unsupported_method",)
 
 
+def rejection_statuses(gate: Gate, op: Operation) -> list[str]:
+    """The statuses that refuse a request of `op`: every 4xx it documents but 429 (a rate
+    limit says nothing about the request). 401/403/404 are among them: a refusal for any
+    documented reason is a refusal."""
+    return [str(status) for status in sorted(gate.doc.documented_statuses(op))
+            if 400 <= status < 500 and status != 429]
+
+
 def build_config(gate: Gate) -> schemathesis.Config:
     config = gate.config
     assert gate.discovery is not None
@@ -68,10 +77,18 @@ def build_config(gate: Gate) -> schemathesis.Config:
         path = {f"path.{k}": v for k, v in found.get("path", {}).items()}
         if op.workspace_source == "path":
             path["path.id"] = gate.workspace
+        entry: dict[str, Any] = {
+            "include-operation-id": op.operation_id,
+            # Rejection is any client-error status the operation documents (a 413 for an
+            # oversized invalid body refuses it as surely as a 400 does).
+            "checks": {"negative_data_rejection": {
+                "expected-statuses": rejection_statuses(gate, op)}},
+        }
         if path and op.method != "DELETE":
             # A DELETE keeps generated ids: fixing one would delete a record the rest of the
             # run reads (the stateful phase deletes what it created through the links).
-            operations.append({"include-operation-id": op.operation_id, "parameters": path})
+            entry["parameters"] = path
+        operations.append(entry)
     data: dict[str, Any] = {
         "base-url": config.base_url,
         "headers": {"Authorization": f"Bearer {config.token}"},
@@ -162,6 +179,10 @@ def _on_event(gate: Gate, event: Any, seen: set[tuple[str, str, str]]) -> None:
                 if info is None:
                     continue
                 violation = _as_violation(gate, recorder, case_id, node.name, info.failure)
+                if node.name == "negative_data_rejection":
+                    violation = recheck_rejection(gate, violation, recorder, case_id)
+                    if violation is None:
+                        continue
                 identity = (violation.operation or "", violation.check,
                             str(getattr(info.failure, "_unique_key", info.failure.title)))
                 if identity in seen:
@@ -212,6 +233,33 @@ def _as_violation(gate: Gate, recorder: Any, case_id: str, check: str, failure: 
         exchange=exchange, details={"failure": type(failure).__name__,
                                     "full_message": failure.message or ""},
     )
+
+
+def recheck_rejection(gate: Gate, violation: Violation, recorder: Any,
+                      case_id: str) -> Violation | None:
+    """An "invalid request accepted" stands only if the request that went over the wire is
+    invalid: None when it validates against the document (the mutation vanished in
+    serialisation or shrinking), else the violation naming the invalid part and its rule."""
+    interaction = recorder.interactions.get(case_id)
+    op = gate.doc.by_id.get(violation.operation or "")
+    if interaction is None or op is None:
+        return violation
+    request = interaction.request
+    headers = {k: (v[0] if isinstance(v, list) else v) for k, v in request.headers.items()}
+    invalid = invalid_part(gate.doc, op, request.method, request.uri, headers, request.body)
+    if invalid is None:
+        gate.count("rejection-rechecked")
+        gate.progress(f"  dropped [negative_data_rejection] {op.operation_id}: the request sent "
+                      "is valid against the document")
+        return None
+    status = violation.exchange.status if violation.exchange is not None else None
+    violation.message = (f"{violation.message.split(':')[0]}: the request sent breaks the "
+                         f"document at {invalid}, yet was answered {status} (a refusal is one "
+                         f"of {', '.join(rejection_statuses(gate, op))})")
+    violation.args = (violation.message,)
+    violation.details["invalid_part"] = invalid.part
+    violation.details["rule"] = invalid.rule
+    return violation
 
 
 def _text(response: Any) -> str:

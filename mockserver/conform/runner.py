@@ -15,11 +15,13 @@ from .auth_matrix import check_auth
 from .client import BudgetExhausted
 from .discovery import discover
 from .gate import Gate, GateConfig
+from .laws import check_read_laws
 from .pagination import check_pagination
 from .phases import run_phases
 from .ratelimit_probe import probe_rate_limit
 from .report import RunResult
 from .state_rules import check_state_rules
+from .write_laws import check_write_laws
 
 __all__ = ["ConfigurationError", "run"]
 
@@ -57,9 +59,12 @@ def run(config: GateConfig) -> RunResult:
         gate.workspace = gate.discovery.workspace
         steps: list[tuple[str, str, Callable[[Gate], None], bool]] = [
             ("pagination", "pagination", check_pagination, "pagination" in config.checks),
+            ("laws", "laws", check_read_laws, "laws" in config.checks),
             ("auth", "auth", check_auth, "auth" in config.checks),
             ("state", "state-rules", check_state_rules,
              "state" in config.checks and config.allow_writes),
+            ("write-laws", "laws", check_write_laws,
+             "laws" in config.checks and config.allow_writes),
             ("schemathesis", "schemathesis", run_phases, bool(config.phases)),
             ("ratelimit", "rate-limit", probe_rate_limit,
              "ratelimit" in config.checks and config.rate_limit_probe),
@@ -67,7 +72,8 @@ def run(config: GateConfig) -> RunResult:
         for _, family, step, enabled in steps:
             if not enabled or gate.stopped:
                 continue
-            families.append(family)
+            if family not in families:
+                families.append(family)
             step(gate)
         if not config.allow_writes and "state" in config.checks:
             gate.note("state rules not run (read-only; pass --allow-writes)")

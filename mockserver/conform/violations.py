@@ -17,6 +17,7 @@ __all__ = [
     "AuthViolation",
     "ErrorShapeViolation",
     "Exchange",
+    "LawViolation",
     "PaginationViolation",
     "RateLimitViolation",
     "SchemathesisViolation",
@@ -163,3 +164,9 @@ class RateLimitViolation(Violation):
 
 class StateRuleViolation(Violation):
     family = "state-rules"
+
+
+class LawViolation(Violation):
+    """A promise of the description checked as a law on every operation it applies to."""
+
+    family = "laws"

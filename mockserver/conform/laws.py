@@ -1,0 +1,335 @@
+"""Promises of the description as laws, derived from the document and checked on every
+operation they apply to (never hand-written for one resource).
+
+The facts a law needs come from the document: parameter defaults and enums, and the gate's
+extensions (`x-order` on a list: the record field it is sorted over, per `sort_by` value
+where there is one, and its default direction; `x-filter` on a filter parameter: the record
+field it constrains and what a virtual value such as ticket `status=open` stands for).
+
+Read laws (run without --allow-writes):
+- ordering: each list with `x-order` is sorted by its field, for each `order` and `sort_by`
+  value and when they are omitted (the declared default direction);
+- filters: every item a filtered list returns satisfies the filter, and the filtered walk is
+  the unfiltered walk filtered on the client;
+- defaults: omitting a query parameter answers as sending its documented default (page size
+  20 without `limit`, `all_versions=false`, `order`, `sort_by`, ...);
+- namespaces: every item of a list for workspace A that names a workspace names A, and a
+  token's lists for two of its workspaces share no record.
+
+Write laws (only with --allow-writes), in `write_laws.py`.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import TYPE_CHECKING, Any
+
+from .document import item_key
+from .violations import Exchange, LawViolation, severity_for
+
+if TYPE_CHECKING:
+    from ..spec import Operation
+    from .gate import Gate
+
+__all__ = ["READ_LAWS", "check_read_laws", "field_value", "filter_spec", "order_spec"]
+
+PAGE = 100
+
+
+def order_spec(gate: Gate, op: Operation) -> dict[str, Any] | None:
+    spec = op.raw.get("x-order")
+    return spec if isinstance(spec, dict) else None
+
+
+def filter_spec(gate: Gate, op: Operation) -> dict[str, dict[str, Any]]:
+    """Filter parameter name -> its `x-filter` (field, values, x-provenance)."""
+    found: dict[str, dict[str, Any]] = {}
+    for raw in op.raw.get("parameters", []):
+        param = gate.doc.spec.resolve(raw)
+        if isinstance(param, dict) and isinstance(param.get("x-filter"), dict):
+            found[param["name"]] = param["x-filter"]
+    return found
+
+
+def field_value(item: Any, field: str) -> Any:
+    node = item
+    for part in field.split("."):
+        if not isinstance(node, dict) or part not in node:
+            return _MISSING
+        node = node[part]
+    return node
+
+
+_MISSING = object()
+
+
+def _sort_key(value: Any) -> Any:
+    if isinstance(value, str) and len(value) >= 10 and value[4:5] == "-" and value[7:8] == "-":
+        try:
+            parsed = dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
+            if parsed.tzinfo is None:
+                parsed = parsed.replace(tzinfo=dt.UTC)
+            return (0, parsed.timestamp())
+        except ValueError:
+            pass
+    if isinstance(value, bool):
+        return (1, int(value))
+    if isinstance(value, int | float):
+        return (1, value)
+    return (2, str(value))
+
+
+def _fail(gate: Gate, op: Operation, law: str, message: str, exchange: Exchange | None,
+          provenance: str | None = None, **details: Any) -> None:
+    gate.add(LawViolation(message, check=law, operation=op.operation_id,
+                          severity=severity_for(gate.doc.weakest(op.provenance, provenance)),
+                          exchange=exchange, details=details or None))
+
+
+def _walk(gate: Gate, op: Operation, params: dict[str, dict[str, Any]], extra: dict[str, Any],
+          *, limit: int | None = PAGE, max_pages: int | None = None,
+          ) -> tuple[list[Any], Exchange | None, bool]:
+    """Items of a list walk with `extra` query parameters: (items, first exchange, complete).
+    None when a page is not a 200 list (the pagination family reports that)."""
+    items: list[Any] = []
+    first: Exchange | None = None
+    cursor = None
+    for _ in range(max_pages or gate.config.max_pages):
+        query = {**params.get("query", {}), **extra}
+        if limit is not None:
+            query["limit"] = limit
+        if cursor is not None:
+            query["cursor"] = cursor
+        exchange = gate.call(op, params=query, path_params=params.get("path"))
+        gate.count("laws")
+        first = first or exchange
+        body = exchange.json()
+        if exchange.status != 200 or not isinstance(body, dict) or \
+                not isinstance(body.get("data"), list):
+            return items, first, False
+        items.extend(body["data"])
+        cursor = body.get("next_cursor")
+        if not body.get("has_more") or not cursor:
+            return items, first, True
+    return items, first, False
+
+
+def _lists(gate: Gate) -> list[tuple[Operation, dict[str, dict[str, Any]]]]:
+    assert gate.discovery is not None
+    found = []
+    for op in gate.operations(writes=False):
+        if op.method != "GET" or not op.paginated:
+            continue
+        params = gate.discovery.ready(op)
+        if params is not None:
+            found.append((op, params))
+    return found
+
+
+# -- ordering ------------------------------------------------------------------------------
+
+
+def _query_enum(op: Operation, name: str) -> tuple[list[Any], Any] | None:
+    for param in op.parameters:
+        if param.location == "query" and param.name == name:
+            return list(param.schema.get("enum") or []), param.default
+    return None
+
+
+def _check_sorted(gate: Gate, op: Operation, items: list[Any], field: str, descending: bool,
+                  exchange: Exchange | None, label: str, provenance: str | None) -> None:
+    previous: Any = _MISSING
+    for index, item in enumerate(items):
+        value = field_value(item, field)
+        if value is _MISSING or value is None:
+            continue  # records without the sort key are placed by the server's own rule
+        if previous is not _MISSING:
+            before, now = _sort_key(previous), _sort_key(value)
+            if (now > before) if descending else (now < before):
+                direction = "descending" if descending else "ascending"
+                _fail(gate, op, "law_ordering",
+                      f"{label}: items are not {direction} by {field}: item {index} "
+                      f"({item_key(item)!r}) has {field}={value!r} after {previous!r}",
+                      exchange, provenance, field=field)
+                return
+        previous = value
+
+
+def check_ordering(gate: Gate) -> None:
+    for op, params in _lists(gate):
+        spec = order_spec(gate, op)
+        if spec is None:
+            continue
+        provenance = spec.get("x-provenance")
+        default_direction = spec.get("direction", "asc")
+        orders = _query_enum(op, "order")
+        sorts = _query_enum(op, "sort_by")
+        if "by-sort" in spec and sorts is not None:
+            fields: dict[Any, Any] = dict(spec["by-sort"])
+            default_sort = sorts[1]
+        else:
+            fields = {None: spec.get("by")}
+            default_sort = None
+        directions: list[str | None] = [None] + (list(orders[0]) if orders else [])
+        for sort_value, field in fields.items():
+            if not field:
+                continue  # the documented order is over a field the items do not carry
+            for direction in directions:
+                extra: dict[str, Any] = {}
+                if sort_value is not None and sort_value != default_sort:
+                    extra["sort_by"] = sort_value
+                elif sort_value is not None and direction is not None:
+                    extra["sort_by"] = sort_value  # the default named explicitly once
+                if direction is not None:
+                    extra["order"] = direction
+                items, exchange, _ = _walk(gate, op, params, extra, max_pages=3)
+                descending = (direction or default_direction) == "desc"
+                label = " ".join(f"{k}={v}" for k, v in extra.items()) or "no order parameter"
+                _check_sorted(gate, op, items, str(field), descending, exchange, label,
+                              provenance)
+
+
+# -- filters -------------------------------------------------------------------------------
+
+
+def _matches(item: Any, spec: dict[str, Any], value: Any) -> bool:
+    actual = field_value(item, spec["field"])
+    allowed = (spec.get("values") or {}).get(value)
+    wanted = list(allowed) if allowed is not None else [value]
+    for candidate in wanted:
+        if actual == candidate:
+            return True
+        if isinstance(actual, bool) and str(actual).lower() == str(candidate).lower():
+            return True
+    return False
+
+
+def check_filters(gate: Gate) -> None:
+    for op, params in _lists(gate):
+        filters = filter_spec(gate, op)
+        if not filters:
+            continue
+        whole, _, complete = _walk(gate, op, params, {})
+        for name, spec in filters.items():
+            if name in params.get("query", {}):
+                continue  # discovery fixed it (a required filter): nothing to compare with
+            enum = _query_enum(op, name)
+            values: list[Any] = list(enum[0]) if enum and enum[0] else []
+            if not values:
+                seen = [field_value(item, spec["field"]) for item in whole]
+                values = sorted({v for v in seen if isinstance(v, str) and v})[:2]
+            for value in values:
+                items, exchange, done = _walk(gate, op, params, {name: value})
+                wrong = [item for item in items if not _matches(item, spec, value)]
+                if wrong:
+                    _fail(gate, op, "law_filter",
+                          f"{name}={value}: item {item_key(wrong[0])!r} has "
+                          f"{spec['field']}={field_value(wrong[0], spec['field'])!r}",
+                          exchange, spec.get("x-provenance"), parameter=name)
+                    continue
+                if complete and done:
+                    expected = {item_key(i) for i in whole if _matches(i, spec, value)}
+                    got = {item_key(i) for i in items}
+                    if expected != got:
+                        missing = sorted(map(str, expected - got))[:5]
+                        _fail(gate, op, "law_filter",
+                              f"{name}={value}: the filtered list is not the unfiltered list "
+                              f"filtered on {spec['field']}: missing {missing}, "
+                              f"extra {sorted(map(str, got - expected))[:5]}",
+                              exchange, spec.get("x-provenance"), parameter=name)
+
+
+# -- documented defaults -------------------------------------------------------------------
+
+
+def check_defaults(gate: Gate) -> None:
+    """Omitting a query parameter that documents a default answers as sending the default."""
+    for op, params in _lists(gate):
+        fixed = params.get("query", {})
+        for param in op.parameters:
+            if param.location != "query" or param.default is None or param.name in fixed:
+                continue
+            default = param.default
+            text = str(default).lower() if isinstance(default, bool) else default
+            if param.name == "limit":
+                omitted = gate.call(op, params=dict(fixed), path_params=params.get("path"))
+                sent = gate.call(op, params={**fixed, "limit": default},
+                                 path_params=params.get("path"))
+            else:
+                omitted = gate.call(op, params={**fixed, "limit": PAGE},
+                                    path_params=params.get("path"))
+                sent = gate.call(op, params={**fixed, "limit": PAGE, param.name: text},
+                                 path_params=params.get("path"))
+            gate.count("laws", 2)
+            a, b = omitted.json(), sent.json()
+            if omitted.status != 200 or sent.status != 200 or not isinstance(a, dict) \
+                    or not isinstance(b, dict):
+                continue
+            if a.get("data") != b.get("data"):
+                count = len(a.get("data") or [])
+                _fail(gate, op, "law_default",
+                      f"omitting {param.name} does not answer as {param.name}={text} (its "
+                      f"documented default): {count} item(s) vs {len(b.get('data') or [])}, "
+                      "or a different order or content", omitted,
+                      gate.doc.parameter_provenance(op, param.name), parameter=param.name)
+
+
+# -- namespaces ----------------------------------------------------------------------------
+
+
+def check_namespaces(gate: Gate) -> None:
+    """A list for workspace A holds only A's records (those that name a workspace), and the
+    token's lists for two of its workspaces share no record."""
+    assert gate.discovery is not None
+    others = [w for w in gate.discovery.workspaces if w != gate.workspace]
+    for op, params in _lists(gate):
+        items, exchange, _ = _walk(gate, op, params, {}, max_pages=2)
+        foreign = [i for i in items if isinstance(i, dict) and "workspace_id" in i
+                   and i["workspace_id"] not in (gate.workspace, None)]
+        if foreign:
+            _fail(gate, op, "law_namespace",
+                  f"a list for {gate.workspace} holds {item_key(foreign[0])!r} of workspace "
+                  f"{foreign[0]['workspace_id']!r}", exchange)
+            continue
+        if not others or not _workspace_scoped(op):
+            continue
+        # Only records that belong to one workspace (users, say, belong to several).
+        mine = {item_key(i) for i in items if isinstance(i, dict) and "workspace_id" in i}
+        other_params = _for_workspace(op, params, others[0])
+        theirs, other_exchange, _ = _walk(gate, op, other_params, {}, max_pages=2)
+        shared = sorted(map(str, mine & {item_key(i) for i in theirs} - {None}))
+        if shared:
+            _fail(gate, op, "law_namespace",
+                  f"the lists for {gate.workspace} and {others[0]} share {shared[:5]}",
+                  other_exchange)
+
+
+def _workspace_scoped(op: Operation) -> bool:
+    return op.workspace_source == "path" or any(
+        p.name == "workspace_id" and p.location == "query" and p.required for p in op.parameters)
+
+
+def _for_workspace(op: Operation, params: dict[str, dict[str, Any]],
+                   workspace: str) -> dict[str, dict[str, Any]]:
+    copy = {k: dict(v) for k, v in params.items()}
+    if op.workspace_source == "path":
+        copy.setdefault("path", {})["id"] = workspace
+    else:
+        copy.setdefault("query", {})["workspace_id"] = workspace
+    return copy
+
+
+READ_LAWS = {
+    "ordering": check_ordering,
+    "filters": check_filters,
+    "defaults": check_defaults,
+    "namespaces": check_namespaces,
+}
+
+
+def check_read_laws(gate: Gate) -> None:
+    from .write_laws import check_hierarchy  # reads always; writes too with --allow-writes
+
+    for name, law in {**READ_LAWS, "hierarchy": check_hierarchy}.items():
+        gate.progress(f"laws        {name}")
+        law(gate)

@@ -1,0 +1,413 @@
+"""Laws over writes (only with --allow-writes), derived from the document for every operation
+they apply to:
+
+- read-your-writes: after every PATCH the next read shows each patched field;
+- deletes stick: after every DELETE the next read is 404 and a second delete is 404;
+- body defaults: a property a request body documents a default for, when omitted, is
+  recorded with that default (a create's `enabled`, an escalation resolved as `resolved`);
+- failed writes leave no trace: a PATCH or create refused with a 4xx (one valid field, one
+  of the wrong type) changes nothing a read can see;
+- hierarchy: a sub-resource addressed through a parent it does not belong to is 404 (reads
+  are checked too, and without --allow-writes).
+
+Records a law creates are deleted again where the API allows; fields a law patches are put back.
+"""
+
+from __future__ import annotations
+
+import re
+import uuid
+from typing import TYPE_CHECKING, Any
+
+from .document import item_key
+from .laws import _fail, _lists, _walk
+from .violations import Exchange
+
+if TYPE_CHECKING:
+    from ..spec import Operation
+    from .gate import Gate
+
+__all__ = ["WRITE_LAWS", "check_hierarchy", "check_write_laws", "minimal_body"]
+
+MARKER = "conformance law"
+
+
+class _Skip(Exception):
+    pass
+
+
+def _schema(gate: Gate, schema: Any) -> dict[str, Any]:
+    resolved = gate.doc.spec.resolve(schema)
+    return resolved if isinstance(resolved, dict) else {}
+
+
+def _value(gate: Gate, name: str, schema: dict[str, Any]) -> Any:
+    schema = _schema(gate, schema)
+    if name == "workspace_id":
+        return gate.workspace
+    if "default" in schema:
+        return schema["default"]
+    if schema.get("enum"):
+        return schema["enum"][0]
+    kind = schema.get("type")
+    if kind == "boolean":
+        return False
+    if kind in ("integer", "number"):
+        return schema.get("minimum", 1)
+    if kind == "array":
+        if schema.get("minItems"):
+            raise _Skip(f"no value for the array {name}")
+        return []
+    if kind == "object":
+        return {}
+    if _is_string(schema) and not schema.get("format"):
+        tag = uuid.uuid4().hex[:8]
+        for text in (f"{MARKER} {tag}", f"conformance-law-{tag}", f"conformancelaw{tag}"):
+            text = text[: schema.get("maxLength", len(text))]
+            if not schema.get("pattern") or re.search(schema["pattern"], text):
+                return text
+    raise _Skip(f"no value for {name}")
+
+
+def _is_string(schema: dict[str, Any]) -> bool:
+    kind = schema.get("type")
+    return kind == "string" or (isinstance(kind, list) and "string" in kind)
+
+
+def minimal_body(gate: Gate, op: Operation) -> dict[str, Any]:
+    """A body with only the required properties, each a plain valid value."""
+    body = _schema(gate, op.body_schema)
+    props = body.get("properties") or {}
+    return {name: _value(gate, name, props.get(name, {})) for name in body.get("required") or []}
+
+
+def _wrong_type(gate: Gate, schema: Any) -> Any:
+    kind = _schema(gate, schema).get("type")
+    return "not-a-boolean" if kind in ("boolean", "integer", "number", "array", "object") \
+        else {"not": "a string"}
+
+
+def _data(exchange: Exchange) -> Any:
+    body = exchange.json()
+    return body.get("data") if isinstance(body, dict) else None
+
+
+def _collection(gate: Gate, path: str) -> Operation | None:
+    """The paginated GET listing the records addressed by `path` (up to its last parameter)."""
+    index = path.rfind("/{")
+    if index < 0:
+        return None
+    prefix = path[:index]
+    for op in gate.doc.operations:
+        if op.method == "GET" and op.path == prefix and op.paginated:
+            return op
+    return None
+
+
+def _getter(gate: Gate, op: Operation) -> Operation | None:
+    for candidate in gate.doc.operations:
+        if candidate.method == "GET" and candidate.path == op.path:
+            return candidate
+    return None
+
+
+def _read(gate: Gate, op: Operation, params: dict[str, dict[str, Any]], key: Any) -> Any:
+    """The record `op` addresses as a read shows it: its GET, else found in its list."""
+    getter = _getter(gate, op)
+    if getter is not None:
+        return _data(gate.call(getter, path_params=params.get("path"),
+                               params=_query_for(getter, params)))
+    collection = _collection(gate, op.path)
+    if collection is None:
+        return None
+    path = {k: v for k, v in params.get("path", {}).items() if "{" + k + "}" in collection.path}
+    items, _, _ = _walk(gate, collection, {"path": path, "query": _query_for(collection, params)},
+                        {})
+    return next((i for i in items if item_key(i) == key), None)
+
+
+def _query_for(op: Operation, params: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    names = {p.name for p in op.parameters if p.location == "query"}
+    return {k: v for k, v in params.get("query", {}).items() if k in names}
+
+
+def _target_key(op: Operation, params: dict[str, dict[str, Any]]) -> Any:
+    names = re.findall(r"\{([^}]+)\}", op.path)
+    return params.get("path", {}).get(names[-1]) if names else None
+
+
+# Free-text fields first: patching them has no side effect a law would trip on.
+_PREFERRED = ("description", "title", "instructions", "summary", "body", "content", "text")
+
+
+def _patchable(gate: Gate, op: Operation) -> dict[str, Any]:
+    """Up to two free-text properties of the body (no enum, pattern or format) and values."""
+    props = _schema(gate, op.body_schema).get("properties") or {}
+    names = sorted(props, key=lambda n: (_PREFERRED.index(n) if n in _PREFERRED else 99, n))
+    fields = {}
+    for name in names:
+        schema = _schema(gate, props[name])
+        if _is_string(schema) and not schema.get("enum") and not schema.get("pattern") \
+                and not schema.get("format") and not name.endswith("_id") \
+                and name in _PREFERRED:
+            fields[name] = _value(gate, name, schema)
+        if len(fields) == 2:
+            break
+    return fields
+
+
+# -- read-your-writes and failed writes -----------------------------------------------------
+
+
+def check_patches(gate: Gate) -> None:
+    assert gate.discovery is not None
+    for op in gate.operations(writes=True):
+        if op.method != "PATCH":
+            continue
+        params = gate.discovery.ready(op)
+        patch = _patchable(gate, op)
+        if params is None or not patch:
+            gate.note(f"laws: read-your-writes skipped for {op.operation_id} "
+                      f"({'no record reached' if params is None else 'no plain field to patch'})")
+            continue
+        key = _target_key(op, params)
+        before = _read(gate, op, params, key)
+        if not isinstance(before, dict):
+            gate.note(f"laws: read-your-writes skipped for {op.operation_id} (no read shows it)")
+            continue
+        query = _query_for(op, params)
+        # Failed writes leave no trace: one valid field and one of the wrong type.
+        props = _schema(gate, op.body_schema).get("properties") or {}
+        bad_name = next((n for n in props if n not in patch), None)
+        if bad_name is not None:
+            name, value = next(iter(patch.items()))
+            refused = gate.call(op, path_params=params.get("path"), params=query,
+                                body={name: value, bad_name: _wrong_type(gate, props[bad_name])})
+            gate.count("laws")
+            after = _read(gate, op, params, key)
+            if not 400 <= (refused.status or 0) < 500:
+                _fail(gate, op, "law_failed_write",
+                      f"a body with {bad_name} of the wrong type answered {refused.status}, "
+                      "expected a 4xx", refused)
+            elif after != before:
+                _fail(gate, op, "law_failed_write",
+                      f"a PATCH refused with {refused.status} changed the record "
+                      f"({name}: {before.get(name)!r} -> {(after or {}).get(name)!r})", refused)
+        patched = gate.call(op, path_params=params.get("path"), params=query, body=patch)
+        gate.count("laws")
+        if patched.status != op.success_status:
+            gate.note(f"laws: read-your-writes on {op.operation_id}: the PATCH answered "
+                      f"{patched.status}")
+            continue
+        after = _read(gate, op, params, key)
+        stale = {n: (after or {}).get(n) for n, v in patch.items()
+                 if not isinstance(after, dict) or after.get(n) != v}
+        if stale:
+            _fail(gate, op, "law_read_your_writes",
+                  f"the next read does not show the patched field(s) {sorted(stale)} "
+                  f"(reads {stale})", patched)
+        restore = {n: before[n] for n in patch if isinstance(before.get(n), str)}
+        if restore:
+            gate.call(op, path_params=params.get("path"), params=query, body=restore)
+
+
+# -- creates: defaults, failed creates, deletes stick ---------------------------------------
+
+
+def _creates(gate: Gate) -> list[Operation]:
+    found = []
+    for op in gate.operations(writes=True):
+        if op.method == "POST" and op.success_status == 201 and op.body_schema is not None \
+                and "{" not in op.path:
+            found.append(op)
+    return found
+
+
+def _deleter(gate: Gate, create: Operation) -> Operation | None:
+    for op in gate.doc.operations:
+        if op.method == "DELETE" and op.path.startswith(create.path + "/{") \
+                and op.path.count("/") == create.path.count("/") + 1:
+            return op
+    return None
+
+
+def _collection_ids(gate: Gate, create: Operation) -> set[Any] | None:
+    for op in gate.doc.operations:
+        if op.method == "GET" and op.path == create.path and op.paginated:
+            params = gate.discovery.ready(op) if gate.discovery else None
+            if params is None:
+                return None
+            items, _, complete = _walk(gate, op, params, {})
+            return {item_key(i) for i in items} if complete else None
+    return None
+
+
+def check_creates(gate: Gate) -> None:
+    for op in _creates(gate):
+        try:
+            body = minimal_body(gate, op)
+        except _Skip as skip:
+            gate.note(f"laws: {op.operation_id} skipped ({skip})")
+            continue
+        props = _schema(gate, op.body_schema).get("properties") or {}
+        # Failed writes leave no trace: a create with one property of the wrong type.
+        optional = next((n for n in props if n not in body and n != "workspace_id"), None)
+        if optional is not None:
+            before = _collection_ids(gate, op)
+            refused = gate.call(op, params=_create_query(gate, op),
+                                body={**body, optional: _wrong_type(gate, props[optional])})
+            gate.count("laws")
+            after = _collection_ids(gate, op)
+            if not 400 <= (refused.status or 0) < 500:
+                _fail(gate, op, "law_failed_write",
+                      f"a body with {optional} of the wrong type answered {refused.status}, "
+                      "expected a 4xx", refused)
+            elif before is not None and after is not None and after != before:
+                _fail(gate, op, "law_failed_write",
+                      f"a create refused with {refused.status} left a record "
+                      f"{sorted(map(str, after - before))[:3]}", refused)
+        created = gate.call(op, params=_create_query(gate, op), body=body)
+        gate.count("laws")
+        data = _data(created)
+        if created.status != op.success_status or not isinstance(data, dict):
+            gate.note(f"laws: {op.operation_id} with only its required fields answered "
+                      f"{created.status}; defaults and deletes not checked")
+            continue
+        _check_body_defaults(gate, op, body, data, created)
+        deleter = _deleter(gate, op)
+        if deleter is not None:
+            _check_delete_sticks(gate, deleter, item_key(data))
+
+
+def _create_query(gate: Gate, op: Operation) -> dict[str, Any]:
+    return {p.name: gate.workspace for p in op.parameters
+            if p.location == "query" and p.name == "workspace_id"}
+
+
+def _check_body_defaults(gate: Gate, op: Operation, sent: dict[str, Any], data: dict[str, Any],
+                         exchange: Exchange) -> None:
+    props = _schema(gate, op.body_schema).get("properties") or {}
+    for name, schema in props.items():
+        schema = _schema(gate, schema)
+        if "default" not in schema or name in sent or name not in data:
+            continue
+        if data[name] != schema["default"]:
+            _fail(gate, op, "law_default",
+                  f"{name} omitted from the body is recorded as {data[name]!r}, not its "
+                  f"documented default {schema['default']!r}", exchange,
+                  schema.get("x-provenance"), parameter=name)
+
+
+def _check_delete_sticks(gate: Gate, op: Operation, key: Any) -> None:
+    name = re.findall(r"\{([^}]+)\}", op.path)[-1]
+    path = {name: key}
+    first = gate.call(op, path_params=path, params={})
+    gate.count("laws")
+    if first.status != op.success_status:
+        gate.note(f"laws: deleting a record just created with {op.operation_id} answered "
+                  f"{first.status}")
+        return
+    getter = _getter(gate, op)
+    if getter is not None:
+        read = gate.call(getter, path_params=path)
+        if read.status != 404:
+            _fail(gate, op, "law_delete_sticks",
+                  f"the read after a delete answered {read.status}, expected 404", read)
+    again = gate.call(op, path_params=path)
+    gate.count("laws", 2)
+    if again.status != 404:
+        _fail(gate, op, "law_delete_sticks",
+              f"a second delete answered {again.status}, expected 404", again)
+
+
+def check_action_defaults(gate: Gate) -> None:
+    """Action POSTs (on a record) whose body documents a default: send `{}` to a record the
+    action applies to and read the default back from the answer."""
+    for op in gate.operations(writes=True):
+        if op.method != "POST" or "{" not in op.path or op.body_schema is None:
+            continue
+        props = _schema(gate, op.body_schema).get("properties") or {}
+        defaults = {n: _schema(gate, s)["default"] for n, s in props.items()
+                    if "default" in _schema(gate, s) and not _schema(gate, op.body_schema).get(
+                        "required")}
+        collection = _collection(gate, op.path)
+        if not defaults or collection is None or gate.discovery is None:
+            continue
+        params = gate.discovery.ready(collection)
+        if params is None:
+            continue
+        items, _, _ = _walk(gate, collection, params, {}, max_pages=1)
+        name = re.findall(r"\{([^}]+)\}", op.path)[-1]
+        for item in items:
+            field, default = next(iter(defaults.items()))
+            if item.get(field) == default:
+                continue
+            answer = gate.call(op, path_params={name: item_key(item)},
+                               params=_query_for(op, params), body={})
+            gate.count("laws")
+            data = _data(answer)
+            if answer.status != op.success_status or not isinstance(data, dict):
+                continue  # this record does not take the action (e.g. already resolved)
+            for prop, value in defaults.items():
+                if prop in data and data[prop] != value:
+                    _fail(gate, op, "law_default",
+                          f"{prop} omitted from the body is recorded as {data[prop]!r}, not "
+                          f"its documented default {value!r}", answer, parameter=prop)
+            break
+
+
+# -- hierarchy -----------------------------------------------------------------------------
+
+
+def check_hierarchy(gate: Gate) -> None:
+    """A sub-resource addressed through a parent it does not belong to is 404."""
+    assert gate.discovery is not None
+    writes = gate.config.allow_writes
+    for op in gate.operations(writes=None if writes else False):
+        names = re.findall(r"\{([^}]+)\}", op.path)
+        if len(names) < 2 or (op.workspace_source == "path" and names[0] == "id"
+                              and op.path.startswith("/v1/workspaces/")):
+            continue
+        params = gate.discovery.ready(op)
+        if params is None:
+            continue
+        parent = names[0]
+        current = params["path"][parent]
+        other = _other_parent(gate, op.path[: op.path.index("{" + parent + "}") - 1], current)
+        if other is None:
+            continue
+        body = _patchable(gate, op) if op.body_schema is not None else None
+        wrong = gate.call(op, path_params={**params["path"], parent: other},
+                          params=_query_for(op, params), body=body or None)
+        gate.count("laws")
+        if wrong.status != 404:
+            _fail(gate, op, "law_hierarchy",
+                  f"{names[-1]}={params['path'][names[-1]]!r} addressed through {parent}="
+                  f"{other!r} (not its parent) answered {wrong.status}, expected 404", wrong)
+
+
+def _other_parent(gate: Gate, prefix: str, current: Any) -> Any:
+    """Another record of the parent's kind: from the list at `prefix`, else from a list whose
+    path ends with the same collection name (workflows are listed under their workspace)."""
+    last = prefix.rsplit("/", 1)[-1]
+    for op, params in _lists(gate):
+        if op.path == prefix or op.path.endswith("/" + last):
+            items, _, _ = _walk(gate, op, params, {}, max_pages=1)
+            for item in items:
+                key = item_key(item)
+                if key is not None and key != current:
+                    return key
+    return None
+
+
+WRITE_LAWS = {
+    "read-your-writes": check_patches,
+    "creates": check_creates,
+    "action-defaults": check_action_defaults,
+}
+
+
+def check_write_laws(gate: Gate) -> None:
+    for name, law in WRITE_LAWS.items():
+        gate.progress(f"laws        {name}")
+        law(gate)
