@@ -114,10 +114,11 @@ def _walk(gate: Gate, op: Operation, params: dict[str, dict[str, Any]], extra: d
     return items, first, False
 
 
-def _lists(gate: Gate) -> list[tuple[Operation, dict[str, dict[str, Any]]]]:
+def _lists(gate: Gate, *, selected: bool = True) -> list[tuple[Operation, dict[str, dict[str, Any]]]]:
+    """Paginated GETs discovery reached (only the selected ones unless `selected=False`)."""
     assert gate.discovery is not None
     found = []
-    for op in gate.operations(writes=False):
+    for op in gate.operations(writes=False) if selected else gate.doc.operations:
         if op.method != "GET" or not op.paginated:
             continue
         params = gate.discovery.ready(op)

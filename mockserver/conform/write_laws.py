@@ -390,7 +390,7 @@ def _other_parent(gate: Gate, prefix: str, current: Any) -> Any:
     """Another record of the parent's kind: from the list at `prefix`, else from a list whose
     path ends with the same collection name (workflows are listed under their workspace)."""
     last = prefix.rsplit("/", 1)[-1]
-    for op, params in _lists(gate):
+    for op, params in _lists(gate, selected=False):
         if op.path == prefix or op.path.endswith("/" + last):
             items, _, _ = _walk(gate, op, params, {}, max_pages=1)
             for item in items:

@@ -204,3 +204,153 @@ def token_swap(app: Any, swap: dict[str | None, str]) -> Rewrite:
             headers["authorization"] = f"Bearer {swap[token]}"
         return headers
     return Rewrite(app, request=request)
+
+
+# -- planted defects against the laws --------------------------------------------------------
+
+def ignore_order(mock: MockApp) -> None:
+    """listTickets: `order` ignored, always newest activity first."""
+    def wrap(original: Handler) -> Handler:
+        def handler(ctx: Context) -> Any:
+            ctx.query["order"] = "desc"
+            return original(ctx)
+        return handler
+    override(mock, "listTickets", wrap)
+
+
+def default_page_of_50(app: Any) -> Any:
+    """GET /v1/contacts: 50 items when `limit` is omitted (the description says 20)."""
+    async def wrapped(scope: Scope, receive: Any, send: Any) -> None:
+        if scope["type"] == "http" and scope["path"] == "/v1/contacts" and \
+                b"limit=" not in scope["query_string"]:
+            query = scope["query_string"]
+            scope = {**scope, "query_string": query + (b"&" if query else b"") + b"limit=50"}
+        await app(scope, receive, send)
+    return wrapped
+
+
+def resolve_as_reviewed(mock: MockApp) -> None:
+    """resolveEscalation: an escalation resolved without a status is recorded `reviewed`."""
+    def wrap(original: Handler) -> Handler:
+        def handler(ctx: Context) -> Any:
+            if "status" not in (ctx.body or {}):
+                ctx.body = {**(ctx.body or {}), "status": "reviewed"}
+            return original(ctx)
+        return handler
+    override(mock, "resolveEscalation", wrap)
+
+
+def open_filter_leaks(mock: MockApp) -> None:
+    """listTickets: `status=open` also returns resolved tickets."""
+    def wrap(original: Handler) -> Handler:
+        def handler(ctx: Context) -> Any:
+            if ctx.query.get("status") == "open":
+                ctx.query.pop("status")
+                result = original(ctx)
+                ctx.query["status"] = "open"
+                return result
+            return original(ctx)
+        return handler
+    override(mock, "listTickets", wrap)
+
+
+def list_leaks_other_workspace(mock: MockApp) -> None:
+    """listSkills: the first item of another workspace is appended to every page."""
+    def wrap(original: Handler) -> Handler:
+        def handler(ctx: Context) -> Any:
+            result = original(ctx)
+            other = next((r for r in ctx.store.all("skills")
+                          if r["workspace_id"] != ctx.workspace_id), None)
+            if other is not None:
+                result["data"].append(ctx.shape(other, "Skill"))
+            return result
+        return handler
+    override(mock, "listSkills", wrap)
+
+
+def delete_does_not_stick(mock: MockApp) -> None:
+    """deleteAgent: answers as deleted but keeps the agent."""
+    def wrap(original: Handler) -> Handler:
+        def handler(ctx: Context) -> Any:
+            assert ctx.resource is not None
+            return {"data": {"id": ctx.resource["id"], "deleted": True}}
+        return handler
+    override(mock, "deleteAgent", wrap)
+
+
+def events_through_any_workflow(mock: MockApp) -> None:
+    """listWorkflowExecutionEvents: an execution's events read through any workflow."""
+    def handler(ctx: Context) -> Any:
+        return ctx.page("workflow_events", partition={"execution_id": ctx.path["execution_id"]},
+                        order=("sequence",), descending=False, render="WorkflowExecutionEvent")
+    mock.handlers = dict(mock.handlers)
+    mock.handlers["listWorkflowExecutionEvents"] = handler
+
+
+class HalfAppliedPatch:
+    """ASGI wrapper: a PATCH to a skill whose body the mock refuses first applies the fields
+    that are valid on their own (a server that validates field by field while writing)."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:
+        if scope["type"] != "http" or scope["method"] != "PATCH" or \
+                not scope["path"].startswith("/v1/skills/"):
+            await self.app(scope, receive, send)
+            return
+        chunks = []
+        while True:
+            message = await receive()
+            chunks.append(message.get("body", b""))
+            if not message.get("more_body"):
+                break
+        raw = b"".join(chunks)
+        try:
+            body = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            body = None
+        if isinstance(body, dict):
+            for name, value in body.items():
+                part = orjson.dumps({name: value})
+                await self.app(_with_length(scope, len(part)), _once(part), _discard)
+        await self.app(scope, _once(raw), send)
+
+
+def _with_length(scope: Scope, length: int) -> Scope:
+    headers = [(k, v) for k, v in scope["headers"] if k.lower() != b"content-length"]
+    return {**scope, "headers": [*headers, (b"content-length", str(length).encode())]}
+
+
+def _once(body: bytes) -> Any:
+    async def receive() -> dict[str, Any]:
+        return {"type": "http.request", "body": body, "more_body": False}
+    return receive
+
+
+async def _discard(message: dict[str, Any]) -> None:
+    return None
+
+
+def refuse_invalid_with_413(app: Any) -> Any:
+    """A CORRECT variant: every write refused with 400 is refused with 413 instead, where the
+    operation documents 413 (a server that checks the size budget of an invalid body first)."""
+    from mockserver.conform.document import Document
+    doc = Document()
+    guard = {(op.method, op.path) for op in doc.operations if 413 in op.responses}
+    import re
+    patterns = [(m, re.compile(re.sub(r"\\\{[^}]+\\\}", "[^/]+", re.escape(p)) + "$"))
+                for m, p in guard]
+
+    async def wrapped(scope: Scope, receive: Any, send: Any) -> None:
+        if scope["type"] != "http" or not any(
+                m == scope["method"] and pat.match(scope["path"]) for m, pat in patterns):
+            await app(scope, receive, send)
+            return
+
+        async def rewrite(message: dict[str, Any]) -> None:
+            if message["type"] == "http.response.start" and message["status"] == 400:
+                message = {**message, "status": 413}
+            await send(message)
+        await app(scope, receive, rewrite)
+    return wrapped

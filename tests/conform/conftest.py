@@ -21,8 +21,9 @@ WORKSPACE = "ws_harborview"
 
 @contextmanager
 def served(*, rate_limit: int = 0, plant: Callable[[MockApp], None] | None = None,
-           wrap: Callable[[Any], Any] | None = None) -> Iterator[tuple[str, MockApp]]:
-    mock = MockApp(Config(rate_limit=rate_limit))
+           wrap: Callable[[Any], Any] | None = None,
+           fixtures: list[Any] | None = None) -> Iterator[tuple[str, MockApp]]:
+    mock = MockApp(Config(rate_limit=rate_limit, fixtures=list(fixtures or [])))
     if plant is not None:
         plant(mock)
     app: Any = create_app(mock=mock)

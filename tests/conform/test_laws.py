@@ -1,0 +1,51 @@
+"""Each law of the gate fails a mock with a planted defect and passes the correct mock."""
+
+from __future__ import annotations
+
+import pytest
+
+from . import broken
+from .conftest import gate, served
+from .test_planted_defects import Defect
+
+LAWS = ["--phases", "none", "--checks", "laws"]
+WRITES = [*LAWS, "--allow-writes"]
+
+LAW_DEFECTS = [
+    Defect("order ignored", [*LAWS, "--include", "listTickets"], {"law_ordering"},
+           plant=broken.ignore_order),
+    Defect("50 items without limit", [*LAWS, "--include", "listContacts"], {"law_default"},
+           wrap=broken.default_page_of_50),
+    Defect("status=open filter leaks", [*LAWS, "--include", "listTickets"], {"law_filter"},
+           plant=broken.open_filter_leaks),
+    Defect("list holds another workspace's record", [*LAWS, "--include", "listSkills"],
+           {"law_namespace"}, plant=broken.list_leaks_other_workspace),
+    Defect("events read through another workflow",
+           [*LAWS, "--include", "listWorkflowExecutionEvents"], {"law_hierarchy"},
+           plant=broken.events_through_any_workflow),
+    Defect("escalation resolved as reviewed by default",
+           [*WRITES, "--include", "re:^(resolveEscalation|listEscalations)$"], {"law_default"},
+           plant=broken.resolve_as_reviewed),
+    Defect("PATCH not visible on the next read", [*WRITES, "--include", "re:^(updateSkill)$"],
+           {"law_read_your_writes"}, plant=broken.write_not_visible),
+    Defect("refused PATCH half applied", [*WRITES, "--include", "re:^(updateSkill)$"],
+           {"law_failed_write"}, wrap=broken.HalfAppliedPatch),
+    Defect("delete does not stick", [*WRITES, "--include", "re:^(createAgent|deleteAgent)$"],
+           {"law_delete_sticks"}, plant=broken.delete_does_not_stick),
+]
+
+
+@pytest.mark.parametrize("defect", LAW_DEFECTS, ids=lambda d: d.name)
+def test_law_catches(defect: Defect) -> None:
+    with served(plant=defect.plant, wrap=defect.wrap) as (url, _):
+        result = gate(url, *defect.args)
+    errors = {v.check for v in result.violations}
+    assert defect.expect <= errors, (defect.expect, [repr(v) for v in result.violations])
+
+
+@pytest.mark.parametrize("args", sorted({tuple(d.args) for d in LAW_DEFECTS}))
+def test_correct_mock_keeps_the_same_laws(args: tuple[str, ...]) -> None:
+    with served() as (url, _):
+        result = gate(url, *args)
+    assert result.violations == [], [repr(v) for v in result.violations]
+    assert result.counts.get("laws", 0) > 0
