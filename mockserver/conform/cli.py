@@ -75,6 +75,10 @@ def build_parser() -> argparse.ArgumentParser:
                         "ratelimit needs --rate-limit-probe)")
     parser.add_argument("--report", action="append", default=[], metavar="KIND:PATH",
                         help="junit:PATH or json:PATH (repeatable)")
+    parser.add_argument("--min-status-coverage", type=float, default=None, metavar="PCT",
+                        help="fail the run when fewer than PCT%% of the documented statuses of "
+                        "the operations in scope were observed (the summary lists, per "
+                        "operation, the statuses never seen)")
     parser.add_argument("--strict", action="store_true",
                         help="warnings (reference/inferred provenance) fail the run too")
     parser.add_argument("--quiet", action="store_true", help="no progress lines")
@@ -109,6 +113,8 @@ def parse_config(argv: list[str]) -> tuple[GateConfig, list[tuple[str, Path]]]:
         raise UsageError("--max-examples must be at least 1")
     if args.max_requests is not None and args.max_requests < 1:
         raise UsageError("--max-requests must be at least 1")
+    if args.min_status_coverage is not None and not 0 <= args.min_status_coverage <= 100:
+        raise UsageError("--min-status-coverage must be between 0 and 100")
     if args.rate < 0:
         raise UsageError("--rate must not be negative")
     phases: tuple[str, ...] = ()
@@ -133,7 +139,7 @@ def parse_config(argv: list[str]) -> tuple[GateConfig, list[tuple[str, Path]]]:
         allow_writes=args.allow_writes, max_examples=args.max_examples, seed=args.seed,
         include=args.include, exclude=args.exclude, rate_limit_probe=args.rate_limit_probe,
         max_requests=args.max_requests, rate=args.rate, strict=args.strict, phases=phases,
-        checks=checks, quiet=args.quiet,
+        checks=checks, quiet=args.quiet, min_status_coverage=args.min_status_coverage,
     )
     return config, reports
 

@@ -46,6 +46,7 @@ class GateConfig:
     sleep: Callable[[float], None] = time.sleep
     out: TextIO | None = None  # progress lines; None: stderr
     quiet: bool = False
+    min_status_coverage: float | None = None  # percent; below it the run fails
 
 
 class Gate:
@@ -64,6 +65,7 @@ class Gate:
         self.stopped: str | None = None  # why the run stopped early, if it did
         self.counts: dict[str, int] = {}  # check family -> number of checks performed
         self.phase_started = time.monotonic()
+        self.observed: dict[str, set[int]] = {}  # operationId -> statuses answered to it
 
     # -- operations in scope ---------------------------------------------------------------
 
@@ -93,11 +95,27 @@ class Gate:
             path = path.replace("{" + name + "}", str(value))
         exchange = self.client.request(op.method, path, token=token, params=params, body=body,
                                        authorization=authorization)
+        self.observe(op.operation_id, exchange.status)
         if check_errors:
             violation = error_shape_violation(self.doc, op, exchange)
             if violation is not None:
                 self.add(violation)
         return exchange
+
+    def observe(self, operation_id: str, status: int | None) -> None:
+        """Status coverage: a status the target answered to a request of the operation."""
+        if status is not None:
+            self.observed.setdefault(operation_id, set()).add(status)
+
+    def status_coverage(self) -> dict[str, dict[str, list[int]]]:
+        """Per selected operation: the documented statuses observed, and those never seen."""
+        coverage = {}
+        for op in self.operations(writes=None if self.config.allow_writes else False):
+            documented = self.doc.documented_statuses(op)
+            seen = self.observed.get(op.operation_id, set())
+            coverage[op.operation_id] = {"observed": sorted(documented & seen),
+                                         "missing": sorted(documented - seen)}
+        return coverage
 
     def add(self, violation: Violation) -> None:
         self.violations.append(violation)

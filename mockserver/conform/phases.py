@@ -173,16 +173,19 @@ def _on_event(gate: Gate, event: Any, seen: set[tuple[str, str, str]]) -> None:
         if event.label:
             gate.progress(f"  {event.phase.value:<9} {event.label}: {event.status.value}")
         gate.count("schemathesis", len(recorder.cases))
+        _observe(gate, recorder)
         for case_id, check_nodes in recorder.checks.items():
             for node in check_nodes:
                 info = node.failure_info
                 if info is None:
                     continue
-                violation = _as_violation(gate, recorder, case_id, node.name, info.failure)
-                if node.name == "negative_data_rejection":
-                    violation = recheck_rejection(gate, violation, recorder, case_id)
-                    if violation is None:
-                        continue
+                found: Violation | None = _as_violation(gate, recorder, case_id, node.name,
+                                                        info.failure)
+                if node.name == "negative_data_rejection" and found is not None:
+                    found = recheck_rejection(gate, found, recorder, case_id)
+                if found is None:
+                    continue
+                violation = found
                 identity = (violation.operation or "", violation.check,
                             str(getattr(info.failure, "_unique_key", info.failure.title)))
                 if identity in seen:
@@ -233,6 +236,20 @@ def _as_violation(gate: Gate, recorder: Any, case_id: str, check: str, failure: 
         exchange=exchange, details={"failure": type(failure).__name__,
                                     "full_message": failure.message or ""},
     )
+
+
+def _observe(gate: Gate, recorder: Any) -> None:
+    """Status coverage from every response of the scenario (requests with a method the
+    operation does not have, which the coverage phase sends, are not the operation's)."""
+    for case_id, interaction in recorder.interactions.items():
+        node = recorder.cases.get(case_id)
+        response = interaction.response
+        if node is None or response is None:
+            continue
+        operation = node.value.operation
+        if interaction.request.method.upper() != operation.method.upper():
+            continue
+        gate.observe(operation.definition.raw.get("operationId", ""), response.status_code)
 
 
 def recheck_rejection(gate: Gate, violation: Violation, recorder: Any,

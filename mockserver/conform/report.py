@@ -12,7 +12,14 @@ from typing import Any
 
 from .violations import Severity, Violation
 
-__all__ = ["RunResult", "format_summary", "write_json", "write_junit"]
+__all__ = ["RunResult", "coverage_percent", "format_summary", "write_json", "write_junit"]
+
+
+def coverage_percent(coverage: dict[str, dict[str, list[int]]]) -> float:
+    """Share of the documented statuses (of the operations in scope) the run observed."""
+    observed = sum(len(c["observed"]) for c in coverage.values())
+    total = observed + sum(len(c["missing"]) for c in coverage.values())
+    return 100.0 * observed / total if total else 100.0
 
 
 @dataclass
@@ -27,6 +34,8 @@ class RunResult:
     strict: bool = False
     stopped: str | None = None
     families: list[str] = field(default_factory=list)  # check families that ran
+    # operationId -> {"observed": documented statuses seen, "missing": those never seen}
+    coverage: dict[str, dict[str, list[int]]] = field(default_factory=dict)
 
     @property
     def errors(self) -> list[Violation]:
@@ -64,6 +73,10 @@ class RunResult:
             "stopped": self.stopped,
             "checks_performed": self.counts,
             "notes": self.notes,
+            "status_coverage": {
+                "percent": round(coverage_percent(self.coverage), 1),
+                "operations": self.coverage,
+            },
             "violations": [v.as_dict() for v in self.violations],
         }
 
@@ -87,6 +100,14 @@ def format_summary(result: RunResult, *, max_per_check: int = 2) -> str:
                     lines.append(f"      reproduce: {violation.curl}")
             if len(violations) > max_per_check:
                 lines.append(f"    ... and {len(violations) - max_per_check} more")
+    if result.coverage:
+        lines.append("")
+        lines.append(f"status coverage: {coverage_percent(result.coverage):.1f}% of the "
+                     "documented statuses observed; never observed:")
+        for operation, cover in sorted(result.coverage.items()):
+            if cover["missing"]:
+                lines.append(f"  {operation}: {', '.join(map(str, cover['missing']))} "
+                             f"(observed {', '.join(map(str, cover['observed'])) or 'none'})")
     if result.notes:
         lines.append("")
         lines.append("notes:")

@@ -19,8 +19,9 @@ from .laws import check_read_laws
 from .pagination import check_pagination
 from .phases import run_phases
 from .ratelimit_probe import probe_rate_limit
-from .report import RunResult
+from .report import RunResult, coverage_percent
 from .state_rules import check_state_rules
+from .violations import CoverageViolation
 from .write_laws import check_write_laws
 
 __all__ = ["ConfigurationError", "run"]
@@ -83,11 +84,20 @@ def run(config: GateConfig) -> RunResult:
         gate.client.close()
     if gate.stopped:
         gate.note(f"stopped: {gate.stopped}")
+    coverage = gate.status_coverage()
+    percent = coverage_percent(coverage)
+    if config.min_status_coverage is not None:
+        families.append("coverage")
+    if config.min_status_coverage is not None and percent < config.min_status_coverage:
+        gate.add(CoverageViolation(
+            f"{percent:.1f}% of the documented statuses of the operations in scope were "
+            f"observed, below --min-status-coverage {config.min_status_coverage:g}%",
+            check="status_coverage", operation=None))
     # Every response the gate saw was held to the error shape: that family always ran.
     families.append("error-shape")
     return RunResult(
         base_url=config.base_url, workspace=gate.workspace, violations=gate.violations,
         counts=gate.counts, notes=gate.notes, requests=gate.pacer.sent,
         elapsed=time.monotonic() - started, strict=config.strict, stopped=gate.stopped,
-        families=families,
+        families=families, coverage=coverage,
     )

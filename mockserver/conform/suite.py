@@ -27,7 +27,8 @@ from mockserver.conform.cli import UsageError, parse_config
 from mockserver.conform.report import RunResult
 from mockserver.conform.runner import ConfigurationError, run
 
-FAMILIES = ("schemathesis", "error-shape", "pagination", "auth", "state-rules", "rate-limit")
+FAMILIES = ("schemathesis", "error-shape", "pagination", "laws", "auth", "state-rules", "rate-limit",
+            "coverage")
 
 
 def _setting(config: pytest.Config, name: str) -> str | None:

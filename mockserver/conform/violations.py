@@ -15,6 +15,7 @@ from typing import Any
 
 __all__ = [
     "AuthViolation",
+    "CoverageViolation",
     "ErrorShapeViolation",
     "Exchange",
     "LawViolation",
@@ -170,3 +171,9 @@ class LawViolation(Violation):
     """A promise of the description checked as a law on every operation it applies to."""
 
     family = "laws"
+
+
+class CoverageViolation(Violation):
+    """The run observed fewer documented statuses than --min-status-coverage asks."""
+
+    family = "coverage"
