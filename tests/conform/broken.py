@@ -354,3 +354,20 @@ def refuse_invalid_with_413(app: Any) -> Any:
             await send(message)
         await app(scope, receive, rewrite)
     return wrapped
+
+
+def accept_any_limit(app: Any) -> Any:
+    """GET /v1/skills: a `limit` outside 1..100 (or not a number) is ignored, not refused
+    (and so is any cursor, so that the bad limit alone decides)."""
+    def valid(part: bytes) -> bool:
+        value = part.partition(b"=")[2]
+        if part.startswith(b"cursor="):
+            return False
+        return not part.startswith(b"limit=") or (value.isdigit() and 1 <= int(value) <= 100)
+
+    async def wrapped(scope: Scope, receive: Any, send: Any) -> None:
+        if scope["type"] == "http" and scope["path"] == "/v1/skills":
+            query = [part for part in scope["query_string"].split(b"&") if valid(part)]
+            scope = {**scope, "query_string": b"&".join(query)}
+        await app(scope, receive, send)
+    return wrapped

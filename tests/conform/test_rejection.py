@@ -78,3 +78,13 @@ def test_wire_validation_reads_each_part() -> None:
         "Content-Type": "text/plain"}, b"{}")).startswith("header 'Content-Type'")
     assert str(invalid_part(g.doc, patch, "PATCH", "http://h/v1/skills/sk", {
         "Content-Type": "application/json"}, b"{nope")).startswith("request body")
+
+
+def test_a_real_rejection_failure_names_the_invalid_part() -> None:
+    with served(wrap=broken.accept_any_limit) as (url, _):
+        result = gate(url, "--phases", "coverage,fuzzing", "--checks", "none", "--include", "listSkills",
+                     "--max-examples", "10")
+    found = [v for v in result.errors if v.check == "negative_data_rejection"]
+    assert found, [repr(v) for v in result.violations]
+    assert any(v.details.get("invalid_part") == "query parameter 'limit'" for v in found), \
+        [v.message for v in found]
