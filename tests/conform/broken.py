@@ -371,3 +371,25 @@ def accept_any_limit(app: Any) -> Any:
             scope = {**scope, "query_string": b"&".join(query)}
         await app(scope, receive, send)
     return wrapped
+
+
+def ignore_sort_by(mock: MockApp) -> None:
+    """listConversations: `sort_by` ignored, always by last_message_at."""
+    def wrap(original: Handler) -> Handler:
+        def handler(ctx: Context) -> Any:
+            ctx.query["sort_by"] = "last_message_at"
+            return original(ctx)
+        return handler
+    override(mock, "listConversations", wrap)
+
+
+def filter_drops_items(mock: MockApp) -> None:
+    """listTickets: a status-filtered page loses its last item."""
+    def wrap(original: Handler) -> Handler:
+        def handler(ctx: Context) -> Any:
+            result = original(ctx)
+            if ctx.query.get("status") is not None and len(result["data"]) > 1:
+                result["data"] = result["data"][:-1]
+            return result
+        return handler
+    override(mock, "listTickets", wrap)
