@@ -45,7 +45,7 @@ def main() -> None:
         for _ in range(args.runs):
             client.get("/v1/tickets", params=params)
             client.post("/v1/tickets/xd_aisha_khan_parking/resolve")
-            mock.faults.add(path="/v1/agents", status=503)
+            mock.state.add_fault(path="/v1/agents", status=503)
             t0 = time.perf_counter()
             mock.reset()
             resets.append((time.perf_counter() - t0) * 1000)

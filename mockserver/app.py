@@ -5,7 +5,8 @@
     -> rate limit (ratelimit.py) -> handler (handlers/) over the store (store.py)
     -> JSON response (responses.py) -> self-check against the document (selfcheck.py)
 
-`MockApp` holds the state of one mock (store, tokens, limiter, clock); `create_app` wraps it
+`MockApp` is the pipeline over a `MockState` (state.py: store, tokens, limiter, clock, journal,
+faults, cache, files), which it changes only through the state's methods; `create_app` wraps it
 in a Starlette application.
 """
 
@@ -30,7 +31,7 @@ from starlette.types import Receive, Scope, Send
 from .auth import Principal, TokenRegistry
 from .cache import CachedResponse, ResponseCache
 from .clock import Clock
-from .context import Context
+from .context import Context, Services
 from .errors import (
     ApiError,
     BadRequest,
@@ -51,6 +52,7 @@ from .responses import error_body, error_response
 from .routing import Router
 from .selfcheck import SelfCheck
 from .spec import Operation, Spec, load_spec
+from .state import MockState, Settings
 from .storage import FileStore
 from .store import Record, Store
 from .tables import TABLES
@@ -61,6 +63,9 @@ __all__ = ["Config", "MockApp", "create_app"]
 
 @dataclass
 class Config:
+    """How the pipeline runs and a mock starts. What changes at run time lives in `MockState`
+    (`rate_limit`, `seed` and `frozen_clock` here are only its initial settings)."""
+
     fixtures: list[Path] = field(default_factory=list)  # empty: the default fixtures
     seed: int = 0
     rate_limit: int = 120  # requests per minute per workspace; 0 turns limits off
@@ -162,22 +167,24 @@ def _preferred_code(prefer: str) -> int | None:
 
 
 class MockApp:
-    """One mock: document, store, tokens, limiter and clock, and the pipeline over them."""
+    """The pipeline over one mock's state: the document, its router, validators, handlers and
+    self-check (fixed while the server runs), and `state` (state.py), the only mutable part.
+
+    The pipeline reads the state's parts and changes them only through its methods. The
+    read-only shortcuts below (`store`, `clock`, `journal` ...) name the parts of `state`.
+    """
 
     def __init__(self, config: Config | None = None, *, dataset: Dataset | None = None) -> None:
         self.config = config = config or Config()
         self.spec: Spec = load_spec(config.spec_path)
-        self.clock = Clock(frozen_at=config.frozen_clock)
         if dataset is None:
             dataset = load_dataset(config.fixtures or None, spec=self.spec)
-        self.dataset = dataset
-        self.store = Store(
-            dataset.tables, {name: t.key for name, t in TABLES.items()},
-            clock=self.clock, seed=config.seed,
+        self.state = MockState(
+            dataset,
+            Settings(seed=config.seed, rate_limit=config.rate_limit,
+                     frozen_clock=config.frozen_clock),
+            journal_size=config.journal_size, response_cache=config.response_cache,
         )
-        self.tokens = TokenRegistry(dataset.tokens)
-        self.limiter = RateLimiter(self.clock, config.rate_limit)
-        self.restore_rate_limits()
         self.cursors = CursorCodec(config.cursor_secret or secrets.token_bytes(32))
         self.router = Router(self.spec)
         self.validators = {op.operation_id: RequestValidator(self.spec, op)
@@ -189,10 +196,8 @@ class MockApp:
         if missing:
             raise RuntimeError(f"operations without a handler: {', '.join(missing)}")
         self._fields: dict[str, tuple[str, ...]] = {}
-        self.journal = Journal(config.journal_size)
-        self.faults = Faults(config.seed)
-        self.cache = ResponseCache(config.response_cache)
-        self.files = FileStore()  # bytes of uploaded files (storage.py)
+        self.services = Services(self.cursors, self.fields, self.spec.resource_paths)
+        self.base_url = config.base_url.rstrip("/")
 
     # -- helpers the handlers use -----------------------------------------------------------
 
@@ -203,28 +208,54 @@ class MockApp:
         return found
 
     def reset(self) -> None:
-        """Back to the fixtures: store, rate-limit windows and settings, the clock's start,
-        and no journal entries or faults."""
-        self.store.reset()
-        self.limiter.reset()
-        if self.config.frozen_clock:
-            self.clock.set(self.config.frozen_clock)
-        else:
-            self.clock.follow_wall_time()  # undo advance()/set() on a real clock
-        self.journal.clear()
-        self.faults.clear()
-        self.faults.reseed(self.config.seed)  # probability faults repeat their sequence
-        self.cache.clear()
-        self.files.clear()
-        self.restore_rate_limits()
+        """The state back to its dataset (`MockState.reset`)."""
+        self.state.reset()
 
-    def restore_rate_limits(self) -> None:
-        """The configured default and each workspace's fixture limit, as at start-up."""
-        self.limiter.configure(per_minute=self.config.rate_limit)
-        self.limiter.per_workspace.clear()
-        for ws in self.dataset.tables.get("workspaces", {}).values():
-            if "_rate_limit_per_minute" in ws:
-                self.limiter.set_workspace_limit(ws["id"], ws["_rate_limit_per_minute"])
+    # -- read-only shortcuts to the state's parts (change them through `state`'s methods) ---
+
+    @property
+    def store(self) -> Store:
+        return self.state.store
+
+    @property
+    def clock(self) -> Clock:
+        return self.state.clock
+
+    @property
+    def journal(self) -> Journal:
+        return self.state.journal
+
+    @property
+    def faults(self) -> Faults:
+        return self.state.faults
+
+    @property
+    def limiter(self) -> RateLimiter:
+        return self.state.limiter
+
+    @property
+    def tokens(self) -> TokenRegistry:
+        return self.state.tokens
+
+    @property
+    def dataset(self) -> Dataset:
+        return self.state.dataset
+
+    @property
+    def cache(self) -> ResponseCache:
+        return self.state.cache
+
+    @property
+    def files(self) -> FileStore:
+        return self.state.files
+
+    def state_for(self, scope: Scope) -> MockState:
+        """The state a request addresses."""
+        return self.state
+
+    def base_url_of(self, state: MockState) -> str:
+        """Where a state is served (URLs handed out by handlers point there)."""
+        return self.base_url
 
     # -- the pipeline -----------------------------------------------------------------------
     #
@@ -233,22 +264,24 @@ class MockApp:
     # and a bare Starlette app serving fixed bytes is the yardstick.
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        state = self.state_for(scope)
         # The one cheap check: journal, faults and the request log cost nothing while idle.
-        if self.journal.enabled or self.faults.rules or (
+        if state.journal.enabled or state.faults.rules or (
             self.config.request_log and REQUEST_LOGGER.isEnabledFor(20)
         ):
-            await self._observed(scope, receive, send)
+            await self._observed(state, scope, receive, send)
             return
-        status, body, headers = await self._answer(scope, receive)
+        status, body, headers = await self._answer(scope, receive, state)
         await send({"type": "http.response.start", "status": status, "headers": headers})
         await send({"type": "http.response.body", "body": body})
 
-    async def _answer(self, scope: Scope, receive: Receive) -> tuple[int, bytes, RawHeaders]:
+    async def _answer(self, scope: Scope, receive: Receive,
+                      state: MockState) -> tuple[int, bytes, RawHeaders]:
         """`respond`, with any unexpected exception (a handler bug, a self-check violation)
         answered 500 `{"error": ...}` and logged on "mockserver.errors"; the exception is
         kept in the scope (`mock.error`) for embedders such as the pytest plugin."""
         try:
-            return await self.respond(scope, receive)
+            return await self.respond(scope, receive, state)
         except ClientDisconnect:
             raise
         except Exception as exc:
@@ -258,28 +291,31 @@ class MockApp:
             body = orjson.dumps({"error": f"internal error: {type(exc).__name__}: {exc}"})
             return 500, body, _json_headers(body)
 
-    async def respond(self, scope: Scope, receive: Receive) -> tuple[int, bytes, RawHeaders]:
+    async def respond(self, scope: Scope, receive: Receive,
+                      state: MockState | None = None) -> tuple[int, bytes, RawHeaders]:
         """Status, body and headers of the answer to one API request (self-checked when on)."""
+        if state is None:
+            state = self.state_for(scope)
         operation: Operation | None = None
         check = True
         try:
             operation, raw_path = self._route(scope)
             _check_header_size(scope)
-            principal = self.tokens.authenticate(_header(scope, b"authorization"))
+            principal = state.tokens.authenticate(_header(scope, b"authorization"))
             prefer = _header(scope, b"prefer") if self.config.prefer_header else None
             cache_key = None
-            if operation.cacheable and prefer is None and self.cache.enabled:
+            if operation.cacheable and prefer is None and state.cache.enabled:
                 if self.config.strict_params and scope.get("query_string"):
                     # The cache is keyed by the query string, not the mode: refuse first.
                     self.validators[operation.operation_id].query(
                         parse_query(scope["query_string"]), strict=True)
-                cache_key = self.cache.key(self.handlers[operation.operation_id], scope["path"],
-                                           scope.get("query_string", b""), principal)
-                hit = self.cache.get(cache_key, self.store.version)
+                cache_key = state.cache.key(self.handlers[operation.operation_id], scope["path"],
+                                            scope.get("query_string", b""), principal)
+                hit = state.cached_response(cache_key)
                 if hit is not None:
-                    self.limiter.hit(hit.limit_kind, hit.limit_ident)
+                    state.count_request(hit.limit_kind, hit.limit_ident)
                     return hit.status, hit.body, hit.headers  # self-checked when first sent
-            status, payload, pure = await self._run(scope, receive, operation, raw_path,
+            status, payload, pure = await self._run(state, scope, receive, operation, raw_path,
                                                     principal, prefer)
             body = orjson.dumps(payload)
             headers = _json_headers(body)
@@ -293,14 +329,16 @@ class MockApp:
                                  {k.decode("latin-1"): v.decode("latin-1") for k, v in headers})
         if cache_key is not None and pure is not None:
             version, kind, ident = pure
-            self.cache.put(cache_key, version, CachedResponse(kind, ident, status, body, headers))
+            state.keep_response(cache_key, version,
+                                CachedResponse(kind, ident, status, body, headers))
         return status, body, headers
 
-    async def _observed(self, scope: Scope, receive: Receive, send: Send) -> None:
+    async def _observed(self, state: MockState, scope: Scope, receive: Receive,
+                        send: Send) -> None:
         """The pipeline plus injected faults, the journal and the request log."""
         started = time.perf_counter()
         method, path = scope["method"], scope["path"]
-        rule = self.faults.take(method, path) if self.faults.rules else None
+        rule = state.take_fault(method, path) if state.faults.rules else None
         injected: Response | None = None
         if rule is not None:
             if rule.delay_ms:
@@ -310,21 +348,21 @@ class MockApp:
             elif rule.status is not None:
                 injected = fault_response(rule)  # injected on purpose: never self-checked
         if injected is None:
-            status, body, headers = await self._answer(scope, receive)
+            status, body, headers = await self._answer(scope, receive, state)
         else:
             status, body, headers = injected.status_code, bytes(injected.body), injected.raw_headers
         latency_ms = (time.perf_counter() - started) * 1000
         fault = rule.describe() if rule is not None else None
         ignored = self._ignored_params(scope)
-        if self.journal.enabled and not _browser_noise(path):
+        if state.journal.enabled and not _browser_noise(path):
             request_body = scope.get("mock.body")
             if request_body is None and method in ("POST", "PUT", "PATCH", "DELETE"):
                 try:  # not read by the pipeline (refused early): read it for the journal
                     request_body = await self._read_body(scope, receive)
                 except (ApiError, ClientDisconnect, RuntimeError):
                     request_body = None
-            self.journal.record(
-                time_ms=self.clock.now_ms(), method=method, path=path,
+            state.record_request(
+                time_ms=state.clock.now_ms(), method=method, path=path,
                 query_string=scope.get("query_string", b""),
                 raw_headers=scope.get("headers", ()), body=request_body,
                 status=status, response_body=body,
@@ -365,7 +403,7 @@ class MockApp:
         return operation, raw_path
 
     async def _run(
-        self, scope: Scope, receive: Receive, operation: Operation, raw_path: dict[str, str],
+        self, state: MockState, scope: Scope, receive: Receive, operation: Operation, raw_path: dict[str, str],
         principal: Principal,
         prefer: str | None = None,
     ) -> tuple[int, Any, tuple[int, str, str] | None]:
@@ -383,19 +421,22 @@ class MockApp:
         if operation.body_schema is not None:
             raw = await self._read_body(scope, receive)
             body = validator.body(raw, _header(scope, b"content-type"))
-        with self.store.lock:
-            workspace_id, resource = self._resolve_workspace(operation, principal, path, query, body)
+        store, clock = state.store, state.clock
+        with store.lock:
+            workspace_id, resource = self._resolve_workspace(store, operation, principal, path,
+                                                             query, body)
             if workspace_id is not None:
                 kind, ident = "workspace", workspace_id
             else:
                 kind, ident = "token", principal.token
-            self.limiter.hit(kind, ident)
+            state.count_request(kind, ident)
             if prefer is not None:
                 self._apply_preference(operation, prefer)
-            version, reads = self.store.version, self.clock.reads
-            ctx = Context(self, operation, principal, path, query, body, workspace_id, resource)
+            version, reads = store.version, clock.reads
+            ctx = Context(self.services, store, self.base_url_of(state), operation, principal,
+                          path, query, body, workspace_id, resource)
             result = self.handlers[operation.operation_id](ctx)
-            pure = version == self.store.version and reads == self.clock.reads
+            pure = version == store.version and reads == clock.reads
         return operation.success_status, result, (version, kind, ident) if pure else None
 
     def _apply_preference(self, operation: Operation, prefer: str) -> None:
@@ -448,7 +489,7 @@ class MockApp:
         return body
 
     def _resolve_workspace(
-        self, operation: Operation, principal: Principal, path: dict[str, Any],
+        self, store: Store, operation: Operation, principal: Principal, path: dict[str, Any],
         query: dict[str, Any], body: Any,
     ) -> tuple[str | None, Record | None]:
         source = operation.workspace_source
@@ -476,7 +517,7 @@ class MockApp:
             explicit = body.get("workspace_id")
         if explicit is not None:
             principal.check_workspace(explicit)
-        record = self.store.get(table.name, key)
+        record = store.get(table.name, key)
         noun = table.schemas[0] if table.schemas else table.name
         if record is None:
             raise NotFound(f"{noun} {key!r} not found")

@@ -45,7 +45,7 @@ def _serve(args: argparse.Namespace) -> int:
     app = create_app(mock=mock)
     print(f"Workspace API mock serving {base_url}/v1", flush=True)
     print(f"  reference page: {base_url}/docs   document: {base_url}/openapi.json", flush=True)
-    for principal in mock.tokens:
+    for principal in mock.state.tokens:
         scope = ", ".join(sorted(principal.workspace_ids))
         print(f"  token {principal.token:<22} {principal.access:<5} {scope}", flush=True)
     limit = f"{args.rate_limit}/min per workspace" if args.rate_limit else "off"

@@ -67,6 +67,12 @@ class Clock:
         with self._lock:
             self._offset_ms = 0
 
+    def restart(self, frozen_at: str | None) -> None:
+        """Frozen at this instant, or (None) on wall time with no offset: a clock as new."""
+        with self._lock:
+            self._offset_ms = 0
+            self._frozen_ms = parse_timestamp(frozen_at) if frozen_at else None
+
     def set(self, instant: str) -> None:
         with self._lock:
             target = parse_timestamp(instant)

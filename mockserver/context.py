@@ -4,19 +4,16 @@ resource, and the helpers every handler needs (ids, time, pages, shaping by sche
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .auth import Principal
 from .errors import NotFound
-from .pagination import fingerprint, walk
+from .pagination import CursorCodec, fingerprint, walk
 from .spec import Operation
 from .store import Record, Store
 from .tables import TABLES
 
-if TYPE_CHECKING:
-    from .app import MockApp
-
-__all__ = ["Context", "public"]
+__all__ = ["Context", "Services", "public"]
 
 
 def public(record: Record) -> dict[str, Any]:
@@ -24,13 +21,32 @@ def public(record: Record) -> dict[str, Any]:
     return {k: v for k, v in record.items() if not k.startswith("_")}
 
 
+class Services:
+    """What handlers need of the server besides the request and the store, fixed while it
+    runs: cursor signing, the document's schema fields and resource paths."""
+
+    __slots__ = ("cursors", "fields", "resource_paths")
+
+    def __init__(self, cursors: CursorCodec, fields: Callable[[str], tuple[str, ...]],
+                 resource_paths: Sequence[str]) -> None:
+        self.cursors = cursors
+        self.fields = fields  # schema name -> its property names (from the document)
+        self.resource_paths = tuple(resource_paths)
+
+
 class Context:
-    __slots__ = ("app", "body", "operation", "path", "principal", "query", "resource",
-                 "store", "workspace_id")
+    """One request as a handler sees it: the validated inputs, the caller, the resolved
+    workspace and resource, the store of the state it addresses, and `base_url` (where this
+    state is served: file URLs handed out point there)."""
+
+    __slots__ = ("base_url", "body", "operation", "path", "principal", "query", "resource",
+                 "services", "store", "workspace_id")
 
     def __init__(
         self,
-        app: MockApp,
+        services: Services,
+        store: Store,
+        base_url: str,
         operation: Operation,
         principal: Principal,
         path: dict[str, Any],
@@ -39,8 +55,9 @@ class Context:
         workspace_id: str | None,
         resource: Record | None,
     ) -> None:
-        self.app = app
-        self.store: Store = app.store
+        self.services = services
+        self.store = store
+        self.base_url = base_url
         self.operation = operation
         self.principal = principal
         self.path = path
@@ -57,6 +74,11 @@ class Context:
     def new_id(self, table: str) -> str:
         return self.store.new_id(TABLES[table].prefix)
 
+    @property
+    def resource_paths(self) -> tuple[str, ...]:
+        """The document's resource paths (the API index)."""
+        return self.services.resource_paths
+
     # -- reading --------------------------------------------------------------------------
 
     def require(self, table: str, key: str | None, what: str) -> Record:
@@ -72,7 +94,7 @@ class Context:
 
     def shape(self, record: Record, schema: str) -> dict[str, Any]:
         """The record projected onto the properties of a document schema (drops `_` fields)."""
-        return {name: record[name] for name in self.app.fields(schema) if name in record}
+        return {name: record[name] for name in self.services.fields(schema) if name in record}
 
     def user(self) -> Record:
         """The workspace user the calling token belongs to."""
@@ -106,7 +128,7 @@ class Context:
         fp = fingerprint(self.operation.operation_id, self.path, self.query, bound_to)
         if cursor is None:
             cursor = self.query.get("cursor")
-        after = self.app.cursors.decode(cursor, fp) if cursor else None
+        after = self.services.cursors.decode(cursor, fp) if cursor else None
         found = walk(
             self.store, table, index, tuple(partition.values()),
             limit=limit if limit is not None else self.query.get("limit", 20),
@@ -119,7 +141,7 @@ class Context:
             items = [render(r) for r in found.items]
         else:  # records as stored, less their internal (`_`) fields
             items = [public(r) for r in found.items]
-        next_cursor = self.app.cursors.encode(fp, found.next_key) if found.next_key else None
+        next_cursor = self.services.cursors.encode(fp, found.next_key) if found.next_key else None
         envelope = {"data": items, "next_cursor": next_cursor, "has_more": next_cursor is not None}
         if extra:
             envelope.update(extra)

@@ -19,7 +19,6 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
-from .auth import TokenRegistry
 from .errors import ApiError, BadRequest, Forbidden
 from .fixtures import FixtureError, load_dataset
 from .responses import error_response, json_response
@@ -29,6 +28,7 @@ from .yamlload import load_yaml
 
 if TYPE_CHECKING:
     from .app import MockApp
+    from .state import MockState
 
 __all__ = ["control_routes", "control_spec", "is_loopback", "load_fixtures"]
 
@@ -77,12 +77,7 @@ def load_fixtures(mock: MockApp, paths: Sequence[str | Path] | None) -> dict[str
     bad directory raises `FixtureError` and leaves the current dataset untouched.
     """
     dataset = load_dataset([Path(p) for p in paths] if paths else None, spec=mock.spec)
-    with mock.store.lock:
-        mock.dataset = dataset
-        mock.store.load(dataset.tables)
-        mock.tokens = TokenRegistry(dataset.tokens)
-        mock.limiter.reset()
-        mock.restore_rate_limits()
+    mock.state.load_dataset(dataset)
     return {name: len(rows) for name, rows in sorted(dataset.tables.items())}
 
 
@@ -115,12 +110,12 @@ def _route(mock: MockApp, path: str, method: str, operation_id: str, func: Endpo
 # -- endpoints ------------------------------------------------------------------------------
 
 def _reset(mock: MockApp, request: Request, query: Any, body: Any) -> dict[str, Any]:
-    mock.reset()
+    mock.state_for(request.scope).reset()
     return {"reset": True}
 
 
 def _list_requests(mock: MockApp, request: Request, query: Any, body: Any) -> dict[str, Any]:
-    found = mock.journal.entries(method=query.get("method"), path=query.get("path"),
+    found = mock.state_for(request.scope).journal.entries(method=query.get("method"), path=query.get("path"),
                                  status=query.get("status"), after=query.get("after"))
     total = len(found)
     if query.get("limit"):
@@ -129,61 +124,55 @@ def _list_requests(mock: MockApp, request: Request, query: Any, body: Any) -> di
 
 
 def _clear_requests(mock: MockApp, request: Request, query: Any, body: Any) -> dict[str, Any]:
-    return {"cleared": mock.journal.clear()}
+    return {"cleared": mock.state_for(request.scope).clear_journal()}
 
 
 def _list_faults(mock: MockApp, request: Request, query: Any, body: Any) -> dict[str, Any]:
-    return {"data": [rule.to_dict() for rule in mock.faults.rules]}
+    return {"data": [rule.to_dict() for rule in mock.state_for(request.scope).faults.rules]}
 
 
 def _add_fault(mock: MockApp, request: Request, query: Any, body: Any) -> dict[str, Any]:
     try:
-        rule = mock.faults.add(**body)
+        rule = mock.state_for(request.scope).add_fault(**body)
     except ValueError as exc:
         raise BadRequest(f"request body: {exc}") from None
     return {"data": rule.to_dict()}
 
 
 def _clear_faults(mock: MockApp, request: Request, query: Any, body: Any) -> dict[str, Any]:
-    return {"cleared": mock.faults.clear()}
+    return {"cleared": mock.state_for(request.scope).clear_faults()}
 
 
-def _clock(mock: MockApp) -> dict[str, Any]:
-    return {"now": mock.clock.now(), "frozen": mock.clock.frozen}
+def _clock(state: MockState) -> dict[str, Any]:
+    return {"now": state.clock.now(), "frozen": state.clock.frozen}
 
 
 def _get_clock(mock: MockApp, request: Request, query: Any, body: Any) -> dict[str, Any]:
-    return _clock(mock)
+    return _clock(mock.state_for(request.scope))
 
 
 def _set_clock(mock: MockApp, request: Request, query: Any, body: Any) -> dict[str, Any]:
+    state = mock.state_for(request.scope)
     if "advance_seconds" in body:
-        mock.clock.advance(body["advance_seconds"])
+        state.advance_clock(body["advance_seconds"])
     else:
         try:
-            mock.clock.set(body["now"])
+            state.set_clock(body["now"])
         except ValueError:
             raise BadRequest(f"body field 'now': {body['now']!r} is not an ISO 8601 instant") from None
-    return _clock(mock)
-
-
-def _rate_limits(mock: MockApp) -> dict[str, Any]:
-    limiter = mock.limiter
-    return {"per_minute": limiter.default, "enabled": limiter.enabled,
-            "workspaces": dict(limiter.per_workspace)}
+    return _clock(state)
 
 
 def _get_rate_limits(mock: MockApp, request: Request, query: Any, body: Any) -> dict[str, Any]:
-    return _rate_limits(mock)
+    return mock.state_for(request.scope).rate_limits()
 
 
 def _set_rate_limits(mock: MockApp, request: Request, query: Any, body: Any) -> dict[str, Any]:
-    mock.limiter.configure(per_minute=body.get("per_minute"), enabled=body.get("enabled"))
-    for workspace_id, limit in body.get("workspaces", {}).items():
-        mock.limiter.set_workspace_limit(workspace_id, limit)
-    if body.get("reset_windows"):
-        mock.limiter.reset()
-    return _rate_limits(mock)
+    state = mock.state_for(request.scope)
+    state.set_rate_limits(per_minute=body.get("per_minute"), enabled=body.get("enabled"),
+                          workspaces=body.get("workspaces"),
+                          reset_windows=bool(body.get("reset_windows")))
+    return state.rate_limits()
 
 
 def _load_fixtures(mock: MockApp, request: Request, query: Any, body: Any) -> dict[str, Any]:
@@ -194,7 +183,7 @@ def _load_fixtures(mock: MockApp, request: Request, query: Any, body: Any) -> di
         raise BadRequest(f"fixtures not loaded: {exc}") from None
     except OSError as exc:
         raise BadRequest(f"fixtures not loaded: {exc}") from None
-    return {"loaded": loaded, "tokens": len(mock.dataset.tokens)}
+    return {"loaded": loaded, "tokens": len(mock.state.dataset.tokens)}
 
 
 def control_routes(mock: MockApp) -> list[BaseRoute]:

@@ -37,11 +37,12 @@ from .faults import ConnectionDropped, FaultRule
 from .fixtures import default_fixtures_dir
 from .journal import JournalEntry
 from .selfcheck import SelfCheck
+from .state import MockState
 from .tables import TABLES
 from .transport import AsyncASGITransport, SyncASGITransport
 from .validation import first_error
 
-__all__ = ["MockApi", "MockApiConfig", "MockServer", "Tokens", "Workspaces"]
+__all__ = ["ClockControl", "MockApi", "MockApiConfig", "MockServer", "Tokens", "Workspaces"]
 
 DEFAULT_CLOCK = "2026-11-01T12:00:00.000Z"
 DEFAULT_TOKENS = {
@@ -264,14 +265,14 @@ class MockServer:
         self._mocks: dict[tuple[Any, ...], tuple[MockApp, Any]] = {}
 
     def mock_for(self, config: MockApiConfig) -> tuple[MockApp, Any]:
-        key = (config.fixtures, config.self_check, config.clock is None, config.journal_size)
+        key = (config.fixtures, config.self_check, config.journal_size, config.strict_params)
         found = self._mocks.get(key)
         if found is None:
             mock = MockApp(Config(
                 fixtures=list(config.fixtures), seed=config.seed,
                 self_check=config.self_check, frozen_clock=config.clock,
                 cursor_secret=b"mock_api", base_url=self.base_url,
-                journal_size=config.journal_size,
+                journal_size=config.journal_size, strict_params=config.strict_params,
             ))
             found = self._mocks[key] = (mock, create_app(mock=mock))
         return found
@@ -314,6 +315,26 @@ class Workspaces:
     primary: str | None  # the write token's first workspace
     secondary: str | None  # its second workspace
     other: str | None  # a workspace only the `other` token can reach
+
+
+class ClockControl:
+    """The test's clock: reads it, and moves it through the state's methods."""
+
+    def __init__(self, state: MockState) -> None:
+        self._state = state
+
+    def now(self) -> str:
+        return self._state.clock.now()
+
+    @property
+    def frozen(self) -> bool:
+        return self._state.clock.frozen
+
+    def advance(self, seconds: float) -> None:
+        self._state.advance_clock(seconds)
+
+    def set(self, instant: str) -> None:
+        self._state.set_clock(instant)
 
 
 class MockApi:
@@ -396,23 +417,29 @@ class MockApi:
 
     @property
     def mock(self) -> MockApp:
-        """The MockApp itself (store, limiter, dataset) for anything the helpers do not cover."""
+        """The MockApp itself (the pipeline) for anything the helpers do not cover."""
         return self._need_mock("mock")
 
     @property
-    def clock(self) -> Any:
-        """The mock's clock: `.advance(seconds)`, `.set(iso)`, `.now()`."""
-        return self._need_mock("clock").clock
+    def state(self) -> MockState:
+        """The test's mock state (store, clock, journal ...): read its parts, change it
+        through its methods."""
+        return self._need_mock("state").state
+
+    @property
+    def clock(self) -> ClockControl:
+        """The mock's clock: `.advance(seconds)`, `.set(iso)`, `.now()`, `.frozen`."""
+        return ClockControl(self._need_mock("clock").state)
 
     @property
     def journal(self) -> Any:
-        return self._need_mock("journal").journal
+        return self._need_mock("journal").state.journal
 
     def requests(self, method: str | None = None, path: str | None = None,
                  status: int | None = None) -> list[JournalEntry]:
         """Requests the mock received in this test, oldest first (path is a prefix). Each has
         .method .path .query .headers (token redacted) .json (the body) .status."""
-        return self._need_mock("requests()").journal.entries(method=method, path=path,
+        return self._need_mock("requests()").state.journal.entries(method=method, path=path,
                                                             status=status)
 
     @property
@@ -428,26 +455,26 @@ class MockApi:
               headers: Mapping[str, str] | None = None) -> FaultRule:
         """Make the next `count` matching requests fail with `status`, wait `delay` seconds
         (then answer normally, unless a status is given) or lose their connection (`drop`)."""
-        mock = self._need_mock("fault()")
-        return mock.faults.add(method=method, path=path, status=status, count=count,
+        state = self._need_mock("fault()").state
+        return state.add_fault(method=method, path=path, status=status, count=count,
                                delay_ms=int(delay * 1000), drop=drop, probability=probability,
                                error=error, headers=dict(headers or {}))
 
     def set_rate_limit(self, per_minute: int | None = None, *, workspace: str | None = None,
                        enabled: bool | None = None) -> None:
         """The default limit (or one workspace's) for the rest of the test."""
-        limiter = self._need_mock("set_rate_limit()").limiter
+        state = self._need_mock("set_rate_limit()").state
         if workspace is not None:
-            limiter.set_workspace_limit(workspace, per_minute)
+            state.set_rate_limits(workspaces={workspace: per_minute})
         else:
-            limiter.configure(per_minute=per_minute, enabled=enabled)
+            state.set_rate_limits(per_minute=per_minute, enabled=enabled)
 
     def reset(self) -> None:
-        self._need_mock("reset()").reset()
+        self._need_mock("reset()").state.reset()
 
     def get(self, table: str, key: str) -> dict[str, Any] | None:
         """A stored record as the API shows it (internal `_` fields dropped)."""
-        record = self._need_mock("get()").store.get(table, key)
+        record = self._need_mock("get()").state.store.get(table, key)
         return None if record is None else _public(record)
 
     def add(self, table: str, overrides: Mapping[str, Any] | None = None, /,
@@ -462,10 +489,10 @@ class MockApi:
             raise pytest.UsageError(f"mock_api.add: no table {table!r}; "
                                     f"tables: {', '.join(sorted(TABLES))}")
         values = {**(overrides or {}), **fields}
-        store = mock.store
+        store = mock.state.store
         ws_field = table_def.workspace_field
         workspace = values.get(ws_field) if ws_field else None
-        templates = list(mock.dataset.tables.get(table, {}).values())
+        templates = list(mock.state.dataset.tables.get(table, {}).values())
         if workspace is None and ws_field and self.workspaces.primary:
             preferred = [t for t in templates if t.get(ws_field) == self.workspaces.primary]
         else:
@@ -517,7 +544,7 @@ class MockApi:
                                  f"(schema {name})")
         for ref_field, target in table_def.refs.items():
             value = record.get(ref_field)
-            if value is not None and mock.store.get(target, value) is None:
+            if value is not None and mock.state.store.get(target, value) is None:
                 raise ValueError(f"mock_api.add({table!r}): field {ref_field!r}: {value!r} "
                                  f"is not a key of {target}")
 
@@ -546,13 +573,13 @@ def _public(record: Mapping[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in record.items() if not k.startswith("_")}
 
 
-def _mock_identities(mock: MockApp) -> tuple[Tokens, Workspaces]:
-    entries = {t["token"]: t for t in mock.dataset.tokens}
+def _mock_identities(state: MockState) -> tuple[Tokens, Workspaces]:
+    entries = {t["token"]: t for t in state.dataset.tokens}
 
     def token(role: str) -> dict[str, Any] | None:
         found = entries.get(DEFAULT_TOKENS[role])
         if found is None and role in ("write", "read"):
-            found = next((t for t in mock.dataset.tokens if t["access"] == role), None)
+            found = next((t for t in state.dataset.tokens if t["access"] == role), None)
         return found
 
     write, other = token("write"), token("other")
@@ -621,18 +648,15 @@ def mock_api(mock_api_config: MockApiConfig, mock_api_session: _Session) -> Iter
         return
     server = mock_api_session.get()
     mock, app = server.mock_for(config)
-    # Per-test settings that need no rebuild, then back to the fixtures.
-    mock.config.rate_limit = 120 if config.rate_limit is None else config.rate_limit
-    mock.config.frozen_clock = config.clock
-    mock.config.seed = mock.store.seed = config.seed
-    mock.config.strict_params = config.strict_params
-    mock.reset()
-    if config.rate_limit is not None:
-        mock.limiter.per_workspace.clear()  # an explicit limit applies to every workspace
+    # Back to the fixtures, with the per-test settings that need no rebuild. An explicit rate
+    # limit applies to every workspace (the fixtures' plan limits are not applied).
+    mock.state.reset(seed=config.seed, frozen_clock=config.clock,
+                     rate_limit=120 if config.rate_limit is None else config.rate_limit,
+                     workspace_limits=config.rate_limit is None)
     server.dispatch.wait_idle()
     server.dispatch.errors.clear()
     server.dispatch.target = app
-    tokens, workspaces = _mock_identities(mock)
+    tokens, workspaces = _mock_identities(mock.state)
     api = MockApi(config, base_url=server.base_url, tokens=tokens, workspaces=workspaces,
                   mock=mock, app=app, dispatch=server.dispatch)
     try:

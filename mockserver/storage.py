@@ -5,8 +5,9 @@
 - `GET /__storage__/files/{storageId}` serves them back: the `url` of a message or note
   attachment points here.
 
-The file's byte length, content type and workspace are recorded in table `uploads`, so that
-ticket messages and notes can check the metadata they are sent with. The bytes themselves are
+The file's byte length, content type and workspace are recorded in table `uploads` (by
+`MockState.accept_upload`: these routes only speak HTTP), so that ticket messages and notes can
+check the metadata they are sent with. The bytes themselves are
 kept beside the store, bounded in total (`FileStore`), and dropped by reset() with the record.
 Errors use the API's `{error}` shape.
 """
@@ -18,6 +19,9 @@ from typing import TYPE_CHECKING
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
+
+from .errors import ApiError
+from .responses import error_response
 
 if TYPE_CHECKING:
     from .app import MockApp
@@ -64,7 +68,7 @@ def _error(status: int, message: str) -> JSONResponse:
     return JSONResponse({"error": message}, status_code=status)
 
 
-async def upload(request: Request) -> JSONResponse:
+async def upload(request: Request) -> Response:
     """Store the PUT body as the file of a pending upload; answer `{"storageId": ...}`."""
     mock: MockApp = request.app.state.mock
     token = request.path_params["token"]
@@ -77,29 +81,11 @@ async def upload(request: Request) -> JSONResponse:
         chunks.append(chunk)
     content_type = (request.headers.get("content-type") or "application/octet-stream")
     content_type = content_type.split(";")[0].strip().lower() or "application/octet-stream"
-    store = mock.store
-    with store.lock:
-        pending = store.get("uploads", token)
-        if pending is None or pending.get("kind") != "upload_url":
-            return _error(404, f"upload URL {token!r} not found")
-        now = store.now()
-        if now >= pending["expires_at"]:
-            # Inferred: an expired signed URL is refused with 403, as object stores do.
-            return _error(403, f"upload URL {token!r} expired at {pending['expires_at']}")
-        if pending.get("storage_id") is not None:
-            # Inferred: an upload URL takes one file.
-            return _error(409, f"upload URL {token!r} was already used")
-        storage_id = store.new_id("st")
-        store.insert("uploads", {
-            "id": storage_id,
-            "kind": "file",
-            "workspace_id": pending["workspace_id"],
-            "size": size,
-            "content_type": content_type,
-            "created_at": now,
-        })
-        store.update("uploads", token, {"storage_id": storage_id})
-        mock.files.put(storage_id, b"".join(chunks))
+    state = mock.state_for(request.scope)
+    try:
+        storage_id = state.accept_upload(token, b"".join(chunks), content_type)
+    except ApiError as error:
+        return error_response(error)
     return JSONResponse({"storageId": storage_id})
 
 
@@ -108,11 +94,12 @@ async def download(request: Request) -> Response:
     storage address, it needs no API token (inferred)."""
     mock: MockApp = request.app.state.mock
     storage_id = request.path_params["storage_id"]
-    record = mock.store.get("uploads", storage_id)
+    state = mock.state_for(request.scope)
+    record = state.store.get("uploads", storage_id)
     if record is None or record.get("kind") != "file":
         return _error(404, f"file {storage_id!r} not found")
-    content = mock.files.get(storage_id)
+    content = state.files.get(storage_id)
     if content is None:
         return _error(404, f"file {storage_id!r}: its bytes are no longer kept (the mock keeps "
-                           f"the last {mock.files.limit} bytes of uploads)")
+                           f"the last {state.files.limit} bytes of uploads)")
     return Response(content, media_type=record["content_type"])

@@ -37,13 +37,13 @@ def create_attachment_upload_url(ctx: Context) -> dict[str, Any]:
         "expires_at": expires_at,
         "storage_id": None,
     })
-    base = ctx.app.config.base_url.rstrip("/")
+    base = ctx.base_url
     return {"data": {"upload_url": f"{base}/__storage__/upload/{token}", "expires_at": expires_at}}
 
 
 def file_url(ctx: Context, storage_id: str) -> str:
     """Where an uploaded file is addressed in message and note attachments."""
-    return f"{ctx.app.config.base_url.rstrip('/')}/__storage__/files/{storage_id}"
+    return f"{ctx.base_url}/__storage__/files/{storage_id}"
 
 
 def resolve_attachments(ctx: Context, items: Sequence[dict[str, Any]] | None) -> list[dict[str, Any]]:

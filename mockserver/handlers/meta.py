@@ -13,7 +13,7 @@ __all__: list[str] = []
 @operation("getApiIndex")
 def get_api_index(ctx: Context) -> dict[str, Any]:
     # Every path of the document, read from it: the index can never drift from what is served.
-    return {"version": "v1", "resources": list(ctx.app.spec.resource_paths)}
+    return {"version": "v1", "resources": list(ctx.resource_paths)}
 
 
 @operation("listModels")

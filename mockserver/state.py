@@ -1,0 +1,229 @@
+"""The mutable state of one mock, and the only code that changes it.
+
+A `MockState` holds what a mock's requests change or what its operator sets at run time:
+the store (records, ids, timestamp floor), the clock, rate-limit windows and limits, the
+request journal, fault rules, the response cache, uploaded files, the loaded dataset and its
+tokens, and the settings a reset returns to (seed, default rate limit, frozen clock).
+
+The pipeline (app.py), the control API, the storage routes and the pytest plugin *read* the
+parts (`state.store`, `state.clock`, `state.journal` ...), and change them only through the
+methods below; nothing outside this module assigns a state's attributes (a test enforces it:
+tests/engine/test_state_api.py). Handlers write records through the store's own API
+(`insert`, `update`, `delete`), which the store serialises under its lock. So every mutation
+of a mock funnels through this class and the store: a state is one of many (sessions), and
+can be backed by shared storage, by replacing these methods and nothing else.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Hashable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from .auth import TokenRegistry
+from .cache import CachedResponse, ResponseCache
+from .clock import Clock
+from .errors import Conflict, Forbidden, NotFound
+from .faults import FaultRule, Faults
+from .fixtures import Dataset
+from .journal import Journal, JournalEntry
+from .ratelimit import RateLimiter
+from .storage import FileStore
+from .store import Store
+from .tables import TABLES
+
+__all__ = ["KEEP", "KEY_FIELDS", "MockState", "Settings"]
+
+KEY_FIELDS = {name: t.key for name, t in TABLES.items()}
+
+
+class _Keep:
+    def __repr__(self) -> str:
+        return "KEEP"
+
+
+KEEP: Any = _Keep()  # a reset option left as it is (None is a value: "real clock")
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What a reset returns to, changed only by `MockState.reset(...)` options."""
+
+    seed: int = 0  # deterministic ids (and the faults' random draws)
+    rate_limit: int = 120  # requests per minute per workspace; 0 turns limits off
+    frozen_clock: str | None = None  # an ISO instant the clock starts frozen at; None: wall
+    workspace_limits: bool = True  # apply the fixtures' per-workspace plan limits
+
+
+
+class MockState:
+    """One mock's state: see the module docstring. Read the parts; change them by methods."""
+
+    def __init__(
+        self,
+        dataset: Dataset,
+        settings: Settings | None = None,
+        *,
+        name: str = "default",
+        journal_size: int = 1000,
+        response_cache: int = 256,
+    ) -> None:
+        self.name = name
+        self.settings = settings = settings or Settings()
+        self.dataset = dataset
+        self.tokens = TokenRegistry(dataset.tokens)
+        self.clock = Clock(frozen_at=settings.frozen_clock)
+        self.store = Store(dataset.tables, KEY_FIELDS, clock=self.clock, seed=settings.seed)
+        self.limiter = RateLimiter(self.clock, settings.rate_limit)
+        self.journal = Journal(journal_size)
+        self.faults = Faults(settings.seed)
+        self.cache = ResponseCache(response_cache)
+        self.files = FileStore()  # bytes of uploaded files (storage.py)
+        self._restore_rate_limits()
+
+    # -- lifecycle --------------------------------------------------------------------------
+
+    def load_dataset(self, dataset: Dataset) -> None:
+        """Serve another (validated) dataset: its records, tokens and plan limits; windows,
+        cache and files start empty. Journal, faults and the clock are kept."""
+        with self.store.lock:
+            self.dataset = dataset
+            self.store.load(dataset.tables)
+            self.tokens = TokenRegistry(dataset.tokens)
+            self.limiter.reset()
+            self.cache.clear()
+            self.files.clear()
+            self._restore_rate_limits()
+
+    def reset(
+        self,
+        *,
+        seed: int = KEEP,
+        rate_limit: int = KEEP,
+        frozen_clock: str | None = KEEP,
+        workspace_limits: bool = KEEP,
+    ) -> None:
+        """Back to the dataset: records, ids, rate-limit windows and limits, the clock's start,
+        no journal entries, faults, cached answers or files. Options change the settings the
+        reset returns to (and later resets keep them)."""
+        changes: dict[str, Any] = {name: value for name, value in (
+            ("seed", seed), ("rate_limit", rate_limit), ("frozen_clock", frozen_clock),
+            ("workspace_limits", workspace_limits)) if value is not KEEP}
+        with self.store.lock:
+            if changes:
+                self.settings = dataclasses.replace(self.settings, **changes)
+            self.store.seed = self.settings.seed
+            self.store.reset()
+            self.clock.restart(self.settings.frozen_clock)
+            self.limiter.reset()
+            self.journal.clear()
+            self.faults.clear()
+            self.faults.reseed(self.settings.seed)  # probability faults repeat their sequence
+            self.cache.clear()
+            self.files.clear()
+            self._restore_rate_limits()
+
+    def _restore_rate_limits(self) -> None:
+        """The default limit and (unless turned off) each workspace's fixture limit."""
+        self.limiter.configure(per_minute=self.settings.rate_limit)
+        self.limiter.per_workspace.clear()
+        if not self.settings.workspace_limits:
+            return
+        for ws in self.dataset.tables.get("workspaces", {}).values():
+            if "_rate_limit_per_minute" in ws:
+                self.limiter.set_workspace_limit(ws["id"], ws["_rate_limit_per_minute"])
+
+    # -- rate limits ------------------------------------------------------------------------
+
+    def rate_limits(self) -> dict[str, Any]:
+        limiter = self.limiter
+        return {"per_minute": limiter.default, "enabled": limiter.enabled,
+                "workspaces": dict(limiter.per_workspace)}
+
+    def set_rate_limits(
+        self,
+        *,
+        per_minute: int | None = None,
+        enabled: bool | None = None,
+        workspaces: Mapping[str, int | None] | None = None,
+        reset_windows: bool = False,
+    ) -> None:
+        """Until the next reset: the default limit, on/off, workspaces' own limits (None
+        returns one to the default), and optionally fresh windows."""
+        self.limiter.configure(per_minute=per_minute, enabled=enabled)
+        for workspace_id, limit in (workspaces or {}).items():
+            self.limiter.set_workspace_limit(workspace_id, limit)
+        if reset_windows:
+            self.limiter.reset()
+
+    def count_request(self, kind: str, ident: str) -> None:
+        """Charge one request to a rate-limit window (429 past the limit)."""
+        self.limiter.hit(kind, ident)
+
+    # -- clock ------------------------------------------------------------------------------
+
+    def set_clock(self, instant: str) -> None:
+        """Move the clock to an ISO 8601 instant (ValueError when it is not one)."""
+        self.clock.set(instant)
+
+    def advance_clock(self, seconds: float) -> None:
+        self.clock.advance(seconds)
+
+    # -- faults -----------------------------------------------------------------------------
+
+    def add_fault(self, **spec: Any) -> FaultRule:
+        """A fault rule (see faults.py); ValueError names what is wrong with `spec`."""
+        return self.faults.add(**spec)
+
+    def clear_faults(self) -> int:
+        return self.faults.clear()
+
+    def take_fault(self, method: str, path: str) -> FaultRule | None:
+        return self.faults.take(method, path)
+
+    # -- journal ----------------------------------------------------------------------------
+
+    def record_request(self, **fields: Any) -> JournalEntry:
+        return self.journal.record(**fields)
+
+    def clear_journal(self) -> int:
+        return self.journal.clear()
+
+    # -- response cache ---------------------------------------------------------------------
+
+    def cached_response(self, key: Hashable) -> CachedResponse | None:
+        return self.cache.get(key, self.store.version)
+
+    def keep_response(self, key: Hashable, version: int, entry: CachedResponse) -> None:
+        self.cache.put(key, version, entry)
+
+    # -- uploads ----------------------------------------------------------------------------
+
+    def accept_upload(self, token: str, content: bytes, content_type: str) -> str:
+        """Store the file of a pending upload URL; its new storageId. Refused (404, 403
+        expired, 409 used) with nothing written."""
+        store = self.store
+        with store.lock:
+            pending = store.get("uploads", token)
+            if pending is None or pending.get("kind") != "upload_url":
+                raise NotFound(f"upload URL {token!r} not found")
+            now = store.now()
+            if now >= pending["expires_at"]:
+                # Inferred: an expired signed URL is refused with 403, as object stores do.
+                raise Forbidden(f"upload URL {token!r} expired at {pending['expires_at']}")
+            if pending.get("storage_id") is not None:
+                # Inferred: an upload URL takes one file.
+                raise Conflict(f"upload URL {token!r} was already used")
+            storage_id = store.new_id("st")
+            store.insert("uploads", {
+                "id": storage_id,
+                "kind": "file",
+                "workspace_id": pending["workspace_id"],
+                "size": len(content),
+                "content_type": content_type,
+                "created_at": now,
+            })
+            store.update("uploads", token, {"storage_id": storage_id})
+            self.files.put(storage_id, content)
+        return storage_id
