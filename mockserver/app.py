@@ -16,6 +16,7 @@ import logging
 import secrets
 import time
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl
@@ -51,8 +52,9 @@ from .requestlog import REQUEST_LOGGER, log_request
 from .responses import error_body, error_response
 from .routing import Router
 from .selfcheck import SelfCheck
+from .sessions import SESSION_HEADER, SESSION_PREFIX, Sessions, split_session_path
 from .spec import Operation, Spec, load_spec
-from .state import MockState, Settings
+from .state import MockState, Settings, StateSnapshot
 from .storage import FileStore
 from .store import Record, Store
 from .tables import TABLES
@@ -85,6 +87,11 @@ class Config:
     # Unknown query parameters: ignored and reported (journal, request log) by default, as
     # the real service ignores them (decision B10); strict refuses them with 400.
     strict_params: bool = False
+    # -- sessions (sessions.py) ---------------------------------------------------------------
+    max_sessions: int = 10_000  # sessions at once (the default session not counted)
+    max_session_memory: int = 512 * 1024 * 1024  # bytes the sessions' changes may hold
+    session_idle_seconds: float = 3600.0  # a session without requests this long is deleted
+    sessions_on_use: bool = False  # a request naming an unknown session creates it
 
 
 class UnsupportedPreference(BadRequest):
@@ -198,6 +205,25 @@ class MockApp:
         self._fields: dict[str, tuple[str, ...]] = {}
         self.services = Services(self.cursors, self.fields, self.spec.resource_paths)
         self.base_url = config.base_url.rstrip("/")
+        self.started_at = datetime.now(UTC).isoformat(timespec="milliseconds").replace(
+            "+00:00", "Z")  # wall time: when the default session was created
+        self.sessions = Sessions(
+            self.state, self._new_state, max_sessions=config.max_sessions,
+            max_change_bytes=config.max_session_memory,
+            idle_seconds=config.session_idle_seconds, create_on_use=config.sessions_on_use,
+        )
+
+    def _new_state(self, name: str, settings: Settings | None,
+                   snapshot: StateSnapshot | None) -> MockState:
+        """A session's state: over the default state's dataset and settings, or forked from
+        a snapshot (its records, ids and settings)."""
+        if snapshot is not None:
+            return MockState(snapshot.shared, settings or snapshot.settings, name=name,
+                             base=snapshot.base, journal_size=self.config.journal_size,
+                             response_cache=self.config.response_cache)
+        return MockState(self.state.shared, settings or self.state.settings, name=name,
+                         journal_size=self.config.journal_size,
+                         response_cache=self.config.response_cache)
 
     # -- helpers the handlers use -----------------------------------------------------------
 
@@ -250,12 +276,15 @@ class MockApp:
         return self.state.files
 
     def state_for(self, scope: Scope) -> MockState:
-        """The state a request addresses."""
-        return self.state
+        """The state a request addresses: its session's (set by `Application`), or the
+        default."""
+        return scope.get("mock.state") or self.state
 
     def base_url_of(self, state: MockState) -> str:
         """Where a state is served (URLs handed out by handlers point there)."""
-        return self.base_url
+        if state is self.state:
+            return self.base_url
+        return f"{self.base_url}{SESSION_PREFIX}{state.name}"
 
     # -- the pipeline -----------------------------------------------------------------------
     #
@@ -540,10 +569,31 @@ class Application:
         self.state = starlette.state
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http" and scope["path"].startswith("/v1"):
-            await self.mock(scope, receive, send)
-        else:
-            await self.starlette(scope, receive, send)
+        if scope["type"] == "http":
+            # A session named by the path prefix (stripped here) or the header.
+            path = scope["path"]
+            name = None
+            if path.startswith(SESSION_PREFIX):
+                found = split_session_path(path)
+                if found is not None:
+                    name, path = found
+                    scope["path"] = path or "/"
+                    scope["mock.prefix"] = f"{SESSION_PREFIX}{name}"
+            else:
+                name = _header(scope, SESSION_HEADER)
+            if name is not None:
+                try:
+                    scope["mock.state"] = self.mock.sessions.resolve(name)
+                except ApiError as error:
+                    body = error_body(error)
+                    await send({"type": "http.response.start", "status": error.status_code,
+                                "headers": _json_headers(body)})
+                    await send({"type": "http.response.body", "body": body})
+                    return
+            if path.startswith("/v1"):
+                await self.mock(scope, receive, send)
+                return
+        await self.starlette(scope, receive, send)
 
 
 def create_app(config: Config | None = None, *, mock: MockApp | None = None) -> Application:

@@ -34,6 +34,10 @@ def _serve(args: argparse.Namespace) -> int:
         response_cache=args.response_cache,
         request_log=not args.quiet,
         strict_params=args.strict_params,
+        max_sessions=args.max_sessions,
+        max_session_memory=args.max_session_memory * 1024 * 1024,
+        session_idle_seconds=args.session_idle,
+        sessions_on_use=args.sessions_on_use,
     )
     if not args.quiet:
         configure_logging(args.log_format)
@@ -115,6 +119,14 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--strict-params", action="store_true",
                        help="refuse unknown query parameters with 400 (default: ignore them, "
                             "as the real service does, and report them in the log and journal)")
+    serve.add_argument("--max-sessions", type=int, default=10_000, metavar="N",
+                       help="sessions at once (/sessions/{name}/v1/...; default 10000)")
+    serve.add_argument("--max-session-memory", type=int, default=512, metavar="MIB",
+                       help="memory the sessions' and snapshots' changes may hold (default 512)")
+    serve.add_argument("--session-idle", type=float, default=3600, metavar="SECONDS",
+                       help="delete a session after this long without requests (0: never)")
+    serve.add_argument("--sessions-on-use", action="store_true",
+                       help="a request naming an unknown session creates it (instead of 404)")
     serve.set_defaults(func=_serve)
 
     fixtures = commands.add_parser("fixtures", help="work with fixture datasets")

@@ -19,9 +19,10 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
-from .errors import ApiError, BadRequest, Forbidden
+from .errors import ApiError, BadRequest, Forbidden, NotFound
 from .fixtures import FixtureError, load_dataset
 from .responses import error_response, json_response
+from .sessions import DEFAULT_SESSION
 from .spec import Spec, data_dir
 from .validation import RequestValidator
 from .yamlload import load_yaml
@@ -95,7 +96,7 @@ def _route(mock: MockApp, path: str, method: str, operation_id: str, func: Endpo
             body = None
             if validator.body_validator is not None:
                 body = validator.body(await request.body(), request.headers.get("content-type"))
-                if body is None:
+                if body is None and validator.operation.body_required:
                     raise BadRequest("request body is required: send a JSON object")
             result = func(mock, request, query, body)
             if isinstance(result, Awaitable):
@@ -115,12 +116,14 @@ def _reset(mock: MockApp, request: Request, query: Any, body: Any) -> dict[str, 
 
 
 def _list_requests(mock: MockApp, request: Request, query: Any, body: Any) -> dict[str, Any]:
-    found = mock.state_for(request.scope).journal.entries(method=query.get("method"), path=query.get("path"),
-                                 status=query.get("status"), after=query.get("after"))
+    state = (mock.sessions.state(query["session"]) if "session" in query
+             else mock.state_for(request.scope))
+    found = state.journal.entries(method=query.get("method"), path=query.get("path"),
+                                  status=query.get("status"), after=query.get("after"))
     total = len(found)
     if query.get("limit"):
         found = found[-query["limit"]:]
-    return {"data": [e.to_dict() for e in found], "total": total}
+    return {"data": [{**e.to_dict(), "session": state.name} for e in found], "total": total}
 
 
 def _clear_requests(mock: MockApp, request: Request, query: Any, body: Any) -> dict[str, Any]:
@@ -186,6 +189,68 @@ def _load_fixtures(mock: MockApp, request: Request, query: Any, body: Any) -> di
     return {"loaded": loaded, "tokens": len(mock.state.dataset.tokens)}
 
 
+# -- sessions and snapshots ----------------------------------------------------------------
+
+def _session(mock: MockApp, name: str) -> dict[str, Any]:
+    if name == DEFAULT_SESSION:
+        state = mock.state
+        return {"name": name, "base_path": "", "created_at": mock.started_at,
+                "forked_from": None, "changes": state.changes,
+                "change_bytes": state.changes * mock.sessions.record_bytes,
+                "requests": len(state.journal)}
+    info = mock.sessions.get(name)
+    if info is None:
+        raise NotFound(f"no session {name!r}")
+    return {**info.to_dict(mock.sessions.record_bytes), "base_path": f"/sessions/{name}"}
+
+
+def _list_sessions(mock: MockApp, request: Request, query: Any, body: Any) -> dict[str, Any]:
+    sessions = mock.sessions
+    infos = sessions.all()
+    data = [_session(mock, DEFAULT_SESSION)]
+    data += [{**i.to_dict(sessions.record_bytes), "base_path": f"/sessions/{i.name}"}
+             for i in infos]
+    return {"data": data, "total": len(infos), "max_sessions": sessions.max_sessions,
+            "max_change_bytes": sessions.max_change_bytes,
+            "change_bytes": sessions.change_bytes(), "idle_seconds": sessions.idle_seconds}
+
+
+def _create_session(mock: MockApp, request: Request, query: Any, body: Any) -> dict[str, Any]:
+    body = body or {}
+    info = mock.sessions.create(body.get("name"), snapshot=body.get("snapshot"))
+    return _session(mock, info.name)
+
+
+def _get_session(mock: MockApp, request: Request, query: Any, body: Any) -> dict[str, Any]:
+    return _session(mock, request.path_params["name"])
+
+
+def _delete_session(mock: MockApp, request: Request, query: Any, body: Any) -> dict[str, Any]:
+    mock.sessions.delete(request.path_params["name"])
+    return {"deleted": True}
+
+
+def _reset_session(mock: MockApp, request: Request, query: Any, body: Any) -> dict[str, Any]:
+    mock.sessions.state(request.path_params["name"]).reset()
+    return {"reset": True}
+
+
+def _list_snapshots(mock: MockApp, request: Request, query: Any, body: Any) -> dict[str, Any]:
+    return {"data": mock.sessions.snapshots()}
+
+
+def _save_snapshot(mock: MockApp, request: Request, query: Any, body: Any) -> dict[str, Any]:
+    sessions = mock.sessions
+    snap = sessions.save_snapshot(body["name"], body.get("session", DEFAULT_SESSION),
+                                  replace=body.get("replace", False))
+    return sessions.describe_snapshot(snap)
+
+
+def _delete_snapshot(mock: MockApp, request: Request, query: Any, body: Any) -> dict[str, Any]:
+    mock.sessions.delete_snapshot(request.path_params["name"])
+    return {"deleted": True}
+
+
 def control_routes(mock: MockApp) -> list[BaseRoute]:
     return [
         _route(mock, "/__mock__/reset", "POST", "resetMock", _reset),
@@ -199,4 +264,12 @@ def control_routes(mock: MockApp) -> list[BaseRoute]:
         _route(mock, "/__mock__/rate-limits", "GET", "getRateLimits", _get_rate_limits),
         _route(mock, "/__mock__/rate-limits", "POST", "setRateLimits", _set_rate_limits),
         _route(mock, "/__mock__/fixtures", "POST", "loadFixtures", _load_fixtures),
+        _route(mock, "/__mock__/sessions", "GET", "listSessions", _list_sessions),
+        _route(mock, "/__mock__/sessions", "POST", "createSession", _create_session, status=201),
+        _route(mock, "/__mock__/sessions/{name}", "GET", "getSession", _get_session),
+        _route(mock, "/__mock__/sessions/{name}", "DELETE", "deleteSession", _delete_session),
+        _route(mock, "/__mock__/sessions/{name}/reset", "POST", "resetSession", _reset_session),
+        _route(mock, "/__mock__/snapshots", "GET", "listSnapshots", _list_snapshots),
+        _route(mock, "/__mock__/snapshots", "POST", "saveSnapshot", _save_snapshot, status=201),
+        _route(mock, "/__mock__/snapshots/{name}", "DELETE", "deleteSnapshot", _delete_snapshot),
     ]

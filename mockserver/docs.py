@@ -30,12 +30,12 @@ _DOCS_PAGE = """<!doctype html>
 <head>
   <meta charset="utf-8">
   <title>{title} — reference</title>
-  <link rel="icon" href="/__mock__/static/swagger-ui/favicon-32x32.png">
-  <link rel="stylesheet" href="/__mock__/static/swagger-ui/swagger-ui.css">
+  <link rel="icon" href="{prefix}/__mock__/static/swagger-ui/favicon-32x32.png">
+  <link rel="stylesheet" href="{prefix}/__mock__/static/swagger-ui/swagger-ui.css">
 </head>
 <body>
   <div id="swagger-ui"></div>
-  <script src="/__mock__/static/swagger-ui/swagger-ui-bundle.js"></script>
+  <script src="{prefix}/__mock__/static/swagger-ui/swagger-ui-bundle.js"></script>
   <script>
     // validatorUrl: null keeps the page offline (no call to the public validator badge).
     window.ui = SwaggerUIBundle({{
@@ -62,12 +62,16 @@ def docs_routes(mock: MockApp) -> list[BaseRoute]:
     async def control_openapi_json(request: Request) -> Response:
         return Response(control_document, media_type="application/json")
 
+    # Under a session's base URL (/sessions/{name}/docs) the pages load from there too.
     async def docs(request: Request) -> Response:
-        return HTMLResponse(_DOCS_PAGE.format(title=title, url="/openapi.json"))
+        prefix = request.scope.get("mock.prefix", "")
+        return HTMLResponse(_DOCS_PAGE.format(title=title, url=f"{prefix}/openapi.json",
+                                              prefix=prefix))
 
     async def control_docs(request: Request) -> Response:
-        return HTMLResponse(_DOCS_PAGE.format(title="Mock control API",
-                                              url="/__mock__/openapi.json"))
+        prefix = request.scope.get("mock.prefix", "")
+        return HTMLResponse(_DOCS_PAGE.format(title="Mock control API", prefix=prefix,
+                                              url=f"{prefix}/__mock__/openapi.json"))
 
     async def favicon(request: Request) -> Response:
         return FileResponse(STATIC_DIR / "swagger-ui" / "favicon-32x32.png")

@@ -21,10 +21,11 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 import socket
 import threading
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -37,12 +38,13 @@ from .faults import ConnectionDropped, FaultRule
 from .fixtures import default_fixtures_dir
 from .journal import JournalEntry
 from .selfcheck import SelfCheck
-from .state import MockState
+from .sessions import SESSION_HEADER, SESSION_PREFIX
+from .state import MockState, Settings
 from .tables import TABLES
 from .transport import AsyncASGITransport, SyncASGITransport
 from .validation import first_error
 
-__all__ = ["ClockControl", "MockApi", "MockApiConfig", "MockServer", "Tokens", "Workspaces"]
+__all__ = ["ClockControl", "MockApi", "MockApiConfig", "MockApiSnapshot", "MockServer", "Tokens", "Workspaces"]
 
 DEFAULT_CLOCK = "2026-11-01T12:00:00.000Z"
 DEFAULT_TOKENS = {
@@ -263,6 +265,7 @@ class MockServer:
             time.sleep(0.001)
         self.start_seconds = time.perf_counter() - started
         self._mocks: dict[tuple[Any, ...], tuple[MockApp, Any]] = {}
+        self._count = 0
 
     def mock_for(self, config: MockApiConfig) -> tuple[MockApp, Any]:
         key = (config.fixtures, config.self_check, config.journal_size, config.strict_params)
@@ -273,14 +276,53 @@ class MockServer:
                 self_check=config.self_check, frozen_clock=config.clock,
                 cursor_secret=b"mock_api", base_url=self.base_url,
                 journal_size=config.journal_size, strict_params=config.strict_params,
+                session_idle_seconds=0,  # the plugin deletes each test's session itself
             ))
             found = self._mocks[key] = (mock, create_app(mock=mock))
         return found
+
+    def open_session(self, config: MockApiConfig, label: str,
+                     origin: MockApiSnapshot | None = None) -> tuple[MockApp, Any, MockState]:
+        """A fresh session for one test (or a snapshot's set-up): over the seed, or forked
+        from `origin`, with the test's settings."""
+        mock, app = self.mock_for(config)
+        self._count += 1
+        name = f"t{self._count}-{_LABEL.sub('-', label)}"[:64].rstrip("-.")
+        settings = _settings(config)
+        if origin is not None:
+            if origin.mock is not mock:
+                raise pytest.UsageError(
+                    f"mock_api_origin: snapshot {origin.name!r} was set up with other mock "
+                    "settings (fixtures, self_check, journal_size) than this test's")
+            settings = dataclasses.replace(settings, frozen_clock=origin.frozen_clock)
+            info = mock.sessions.create(name, snapshot=origin.name, settings=settings)
+        else:
+            info = mock.sessions.create(name, settings=settings)
+        return mock, app, info.state
 
     def stop(self) -> None:
         self._server.should_exit = True
         self._thread.join(timeout=5)
         self._socket.close()
+
+
+_LABEL = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+def _settings(config: MockApiConfig) -> Settings:
+    # An explicit rate limit applies to every workspace (the fixtures' plan limits are not).
+    return Settings(seed=config.seed, frozen_clock=config.clock,
+                    rate_limit=120 if config.rate_limit is None else config.rate_limit,
+                    workspace_limits=config.rate_limit is None)
+
+
+@dataclass(frozen=True)
+class MockApiSnapshot:
+    """A snapshot on the plugin's server, made by `mock_api_snapshot`: tests fork from it."""
+
+    name: str
+    mock: MockApp
+    frozen_clock: str | None
 
 
 class _Session:
@@ -317,6 +359,17 @@ class Workspaces:
     other: str | None  # a workspace only the `other` token can reach
 
 
+class _InSession:
+    def __init__(self, app: Any, session: str) -> None:
+        self.app = app
+        self.header = (SESSION_HEADER, session.encode())
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http" and not scope["path"].startswith(SESSION_PREFIX):
+            scope = {**scope, "headers": [*scope["headers"], self.header]}
+        await self.app(scope, receive, send)
+
+
 class ClockControl:
     """The test's clock: reads it, and moves it through the state's methods."""
 
@@ -342,12 +395,13 @@ class MockApi:
 
     def __init__(self, config: MockApiConfig, *, base_url: str, tokens: Tokens,
                  workspaces: Workspaces, mock: MockApp | None = None, app: Any = None,
-                 dispatch: _Dispatch | None = None) -> None:
+                 dispatch: _Dispatch | None = None, state: MockState | None = None) -> None:
         self.config = config
         self.base_url = base_url
         self.tokens = tokens
         self.workspaces = workspaces
         self._mock = mock
+        self._state = state if state is not None or mock is None else mock.state
         self.app = app
         self._dispatch = dispatch
         self._closers: list[Any] = []
@@ -398,14 +452,21 @@ class MockApi:
     def transport(self) -> httpx.BaseTransport:
         """A sync httpx transport calling the mock in-process (no socket)."""
         self._need_mock("transport()")
-        transport = SyncASGITransport(self.app)
+        transport = SyncASGITransport(self._session_app())
         self._closers.append(transport.close)
         return transport
 
     def async_transport(self) -> httpx.AsyncBaseTransport:
         """An async httpx transport calling the mock in-process (no socket)."""
         self._need_mock("async_transport()")
-        return AsyncASGITransport(self.app)
+        return AsyncASGITransport(self._session_app())
+
+    def _session_app(self) -> Any:
+        """The app as the test's session sees it: requests that name no session (a client
+        with another base URL) are addressed to it by the session header."""
+        if self._state is None or self._mock is None or self._state is self._mock.state:
+            return self.app
+        return _InSession(self.app, self._state.name)
 
     # -- mock only -------------------------------------------------------------------------
 
@@ -414,6 +475,23 @@ class MockApi:
             pytest.skip(f"mock_api.{what} needs the mock server; this run targets the real "
                         f"server at {self.base_url} (--mock-api-base-url / MOCK_API_BASE_URL)")
         return self._mock
+
+    def _need_state(self, what: str) -> MockState:
+        self._need_mock(what)
+        assert self._state is not None
+        return self._state
+
+    @property
+    def session(self) -> str:
+        """The name of the test's session on the server (its base URL ends in it)."""
+        return self._need_state("session").name
+
+    def snapshot(self, name: str | None = None) -> str:
+        """Save the test's state as a snapshot (to fork sessions from); returns its name."""
+        mock = self._need_mock("snapshot()")
+        name = name or f"{self.session}-snap"
+        mock.sessions.save_snapshot(name, self.session, replace=True)
+        return name
 
     @property
     def mock(self) -> MockApp:
@@ -424,22 +502,22 @@ class MockApi:
     def state(self) -> MockState:
         """The test's mock state (store, clock, journal ...): read its parts, change it
         through its methods."""
-        return self._need_mock("state").state
+        return self._need_state("state")
 
     @property
     def clock(self) -> ClockControl:
         """The mock's clock: `.advance(seconds)`, `.set(iso)`, `.now()`, `.frozen`."""
-        return ClockControl(self._need_mock("clock").state)
+        return ClockControl(self._need_state("clock"))
 
     @property
     def journal(self) -> Any:
-        return self._need_mock("journal").state.journal
+        return self._need_state("journal").journal
 
     def requests(self, method: str | None = None, path: str | None = None,
                  status: int | None = None) -> list[JournalEntry]:
         """Requests the mock received in this test, oldest first (path is a prefix). Each has
         .method .path .query .headers (token redacted) .json (the body) .status."""
-        return self._need_mock("requests()").state.journal.entries(method=method, path=path,
+        return self._need_state("requests()").journal.entries(method=method, path=path,
                                                             status=status)
 
     @property
@@ -455,7 +533,7 @@ class MockApi:
               headers: Mapping[str, str] | None = None) -> FaultRule:
         """Make the next `count` matching requests fail with `status`, wait `delay` seconds
         (then answer normally, unless a status is given) or lose their connection (`drop`)."""
-        state = self._need_mock("fault()").state
+        state = self._need_state("fault()")
         return state.add_fault(method=method, path=path, status=status, count=count,
                                delay_ms=int(delay * 1000), drop=drop, probability=probability,
                                error=error, headers=dict(headers or {}))
@@ -463,18 +541,18 @@ class MockApi:
     def set_rate_limit(self, per_minute: int | None = None, *, workspace: str | None = None,
                        enabled: bool | None = None) -> None:
         """The default limit (or one workspace's) for the rest of the test."""
-        state = self._need_mock("set_rate_limit()").state
+        state = self._need_state("set_rate_limit()")
         if workspace is not None:
             state.set_rate_limits(workspaces={workspace: per_minute})
         else:
             state.set_rate_limits(per_minute=per_minute, enabled=enabled)
 
     def reset(self) -> None:
-        self._need_mock("reset()").state.reset()
+        self._need_state("reset()").reset()
 
     def get(self, table: str, key: str) -> dict[str, Any] | None:
         """A stored record as the API shows it (internal `_` fields dropped)."""
-        record = self._need_mock("get()").state.store.get(table, key)
+        record = self._need_state("get()").store.get(table, key)
         return None if record is None else _public(record)
 
     def add(self, table: str, overrides: Mapping[str, Any] | None = None, /,
@@ -484,15 +562,16 @@ class MockApi:
         Validated like a fixture (closed schema, references); returns the record as stored
         (internal `_` fields dropped)."""
         mock = self._need_mock("add()")
+        state = self._need_state("add()")
         table_def = TABLES.get(table)
         if table_def is None:
             raise pytest.UsageError(f"mock_api.add: no table {table!r}; "
                                     f"tables: {', '.join(sorted(TABLES))}")
         values = {**(overrides or {}), **fields}
-        store = mock.state.store
+        store = state.store
         ws_field = table_def.workspace_field
         workspace = values.get(ws_field) if ws_field else None
-        templates = list(mock.state.dataset.tables.get(table, {}).values())
+        templates = list(state.dataset.tables.get(table, {}).values())
         if workspace is None and ws_field and self.workspaces.primary:
             preferred = [t for t in templates if t.get(ws_field) == self.workspaces.primary]
         else:
@@ -508,11 +587,12 @@ class MockApi:
         for stamp in ("created_at", "updated_at"):
             if stamp in template and stamp not in values:
                 record[stamp] = now
-        self._validate(mock, table, record)
+        self._validate(mock, state, table, record)
         store.insert(table, record)
         return _public(record)
 
-    def _validate(self, mock: MockApp, table: str, record: dict[str, Any]) -> None:
+    def _validate(self, mock: MockApp, state: MockState, table: str,
+                  record: dict[str, Any]) -> None:
         table_def = TABLES[table]
         validators = self._validators.get(table)
         if validators is None:
@@ -544,7 +624,7 @@ class MockApi:
                                  f"(schema {name})")
         for ref_field, target in table_def.refs.items():
             value = record.get(ref_field)
-            if value is not None and mock.state.store.get(target, value) is None:
+            if value is not None and state.store.get(target, value) is None:
                 raise ValueError(f"mock_api.add({table!r}): field {ref_field!r}: {value!r} "
                                  f"is not a key of {target}")
 
@@ -626,9 +706,65 @@ def mock_api_session() -> Iterator[_Session]:
     session.close()
 
 
+@pytest.fixture(scope="session")
+def mock_api_origin() -> MockApiSnapshot | None:
+    """What each test's session starts from: None, the seed data. Override it in a module
+    (scope="module") with a snapshot from `mock_api_snapshot` to fork its tests from that."""
+    return None
+
+
+@pytest.fixture(scope="module")
+def mock_api_snapshot(
+    mock_api_session: _Session, pytestconfig: pytest.Config
+) -> Iterator[Callable[..., MockApiSnapshot]]:
+    """A factory: `mock_api_snapshot(setup)` runs `setup(api)` once on a fresh session (api is
+    a `MockApi`), saves the result as a snapshot and returns it; the module's snapshots are
+    deleted after it. Typical use, forking every test of a module from one set-up:
+
+        @pytest.fixture(scope="module")
+        def mock_api_origin(mock_api_snapshot):
+            return mock_api_snapshot(lambda api: api.add("tickets", status="open"))
+    """
+    made: list[tuple[MockApp, str]] = []
+
+    def make(setup: Callable[[MockApi], Any], *, config: MockApiConfig | None = None,
+             name: str | None = None) -> MockApiSnapshot:
+        config = config or _config_from_options(pytestconfig)
+        if config.real_server:
+            pytest.skip("mock_api_snapshot needs the mock server; this run targets a real "
+                        f"server at {config.base_url}")
+        server = mock_api_session.get()
+        mock, app, state = server.open_session(config, "setup")
+        tokens, workspaces = _mock_identities(state)
+        server.dispatch.wait_idle()
+        server.dispatch.target = app
+        api = MockApi(config, base_url=f"{server.base_url}/sessions/{state.name}",
+                      tokens=tokens, workspaces=workspaces, mock=mock, app=app,
+                      dispatch=server.dispatch, state=state)
+        try:
+            setup(api)
+        finally:
+            error = api._close()
+        if error is not None:
+            mock.sessions.delete(state.name)
+            raise error
+        snap_name = name or f"{state.name}-snap"
+        snap = mock.sessions.save_snapshot(snap_name, state.name, replace=True)
+        mock.sessions.delete(state.name)
+        made.append((mock, snap_name))
+        return MockApiSnapshot(snap_name, mock, snap.settings.frozen_clock)
+
+    yield make
+    for mock, snap_name in made:
+        mock.sessions.delete_snapshot(snap_name)
+
+
 @pytest.fixture
-def mock_api(mock_api_config: MockApiConfig, mock_api_session: _Session) -> Iterator[MockApi]:
-    """The mock, reset to its fixtures for this test (or a real server: see the module doc)."""
+def mock_api(mock_api_config: MockApiConfig, mock_api_session: _Session,
+             mock_api_origin: MockApiSnapshot | None,
+             request: pytest.FixtureRequest) -> Iterator[MockApi]:
+    """A fresh session of the mock for this test, over the fixtures (or forked from the
+    module's `mock_api_origin`); or a real server: see the module doc."""
     config = mock_api_config
     if config.real_server:
         remote = config.remote
@@ -647,26 +783,23 @@ def mock_api(mock_api_config: MockApiConfig, mock_api_session: _Session) -> Iter
             remote_api._close()
         return
     server = mock_api_session.get()
-    mock, app = server.mock_for(config)
-    # Back to the fixtures, with the per-test settings that need no rebuild. An explicit rate
-    # limit applies to every workspace (the fixtures' plan limits are not applied).
-    mock.state.reset(seed=config.seed, frozen_clock=config.clock,
-                     rate_limit=120 if config.rate_limit is None else config.rate_limit,
-                     workspace_limits=config.rate_limit is None)
+    mock, app, state = server.open_session(config, request.node.name, mock_api_origin)
     server.dispatch.wait_idle()
     server.dispatch.errors.clear()
     server.dispatch.target = app
-    tokens, workspaces = _mock_identities(mock.state)
-    api = MockApi(config, base_url=server.base_url, tokens=tokens, workspaces=workspaces,
-                  mock=mock, app=app, dispatch=server.dispatch)
+    tokens, workspaces = _mock_identities(state)
+    api = MockApi(config, base_url=f"{server.base_url}/sessions/{state.name}", tokens=tokens,
+                  workspaces=workspaces, mock=mock, app=app, dispatch=server.dispatch,
+                  state=state)
     try:
         yield api
     finally:
         error = api._close()
+        mock.sessions.delete(state.name)
     if error is not None:
         raise error
     if config.fail_on_ignored_params:
-        sent = [e for e in mock.journal if e.ignored_params]
+        sent = [e for e in state.journal if e.ignored_params]
         if sent:
             pytest.fail("the code under test sent query parameters the API does not document "
                         "(the mock ignored them, as the real service does): " + "; ".join(

@@ -30,10 +30,10 @@ from .fixtures import Dataset
 from .journal import Journal, JournalEntry
 from .ratelimit import RateLimiter
 from .storage import FileStore
-from .store import Store
+from .store import Base, Seed, Snapshot, Store
 from .tables import TABLES
 
-__all__ = ["KEEP", "KEY_FIELDS", "MockState", "Settings"]
+__all__ = ["KEEP", "KEY_FIELDS", "MockState", "Settings", "Shared", "StateSnapshot"]
 
 KEY_FIELDS = {name: t.key for name, t in TABLES.items()}
 
@@ -57,24 +57,63 @@ class Settings:
 
 
 
+class Shared:
+    """What every state over one dataset shares, read-only: the dataset, the store's `Seed`
+    (its tables and lazily built indexes), the tokens and the fixtures' plan limits."""
+
+    def __init__(self, dataset: Dataset) -> None:
+        self.dataset = dataset
+        self.seed = Seed(dataset.tables, KEY_FIELDS)
+        self.tokens = TokenRegistry(dataset.tokens)
+        self.plan_limits: dict[str, int] = {
+            ws["id"]: ws["_rate_limit_per_minute"]
+            for ws in dataset.tables.get("workspaces", {}).values()
+            if "_rate_limit_per_minute" in ws
+        }
+
+
+@dataclass(frozen=True)
+class StateSnapshot:
+    """A state saved to fork others from: its records and id sequence (an immutable store
+    `Snapshot`), and the settings a fork starts with (the clock where it stood)."""
+
+    name: str
+    shared: Shared
+    base: Snapshot
+    settings: Settings
+    source: str  # the state it was taken of
+
+    @property
+    def changes(self) -> int:
+        """Records the snapshot holds beyond the seed (upserted or deleted)."""
+        delta = self.base.delta
+        return sum(len(rows) for rows in delta.records.values()) if delta else 0
+
+
 class MockState:
-    """One mock's state: see the module docstring. Read the parts; change them by methods."""
+    """One mock's state: see the module docstring. Read the parts; change them by methods.
+
+    `shared` is the dataset it serves (shared with every other state over it); `base` the
+    store base it starts from and resets to (the shared seed, or a `StateSnapshot`'s).
+    """
 
     def __init__(
         self,
-        dataset: Dataset,
+        shared: Shared | Dataset,
         settings: Settings | None = None,
         *,
         name: str = "default",
+        base: Base | None = None,
         journal_size: int = 1000,
         response_cache: int = 256,
     ) -> None:
+        if isinstance(shared, Dataset):
+            shared = Shared(shared)
         self.name = name
         self.settings = settings = settings or Settings()
-        self.dataset = dataset
-        self.tokens = TokenRegistry(dataset.tokens)
+        self.shared = shared
         self.clock = Clock(frozen_at=settings.frozen_clock)
-        self.store = Store(dataset.tables, KEY_FIELDS, clock=self.clock, seed=settings.seed)
+        self.store = Store(base or shared.seed, clock=self.clock, seed=settings.seed)
         self.limiter = RateLimiter(self.clock, settings.rate_limit)
         self.journal = Journal(journal_size)
         self.faults = Faults(settings.seed)
@@ -82,15 +121,23 @@ class MockState:
         self.files = FileStore()  # bytes of uploaded files (storage.py)
         self._restore_rate_limits()
 
+    @property
+    def dataset(self) -> Dataset:
+        return self.shared.dataset
+
+    @property
+    def tokens(self) -> TokenRegistry:
+        return self.shared.tokens
+
     # -- lifecycle --------------------------------------------------------------------------
 
-    def load_dataset(self, dataset: Dataset) -> None:
+    def load_dataset(self, dataset: Dataset | Shared) -> None:
         """Serve another (validated) dataset: its records, tokens and plan limits; windows,
         cache and files start empty. Journal, faults and the clock are kept."""
+        shared = dataset if isinstance(dataset, Shared) else Shared(dataset)
         with self.store.lock:
-            self.dataset = dataset
-            self.store.load(dataset.tables)
-            self.tokens = TokenRegistry(dataset.tokens)
+            self.shared = shared
+            self.store.load(shared.seed)
             self.limiter.reset()
             self.cache.clear()
             self.files.clear()
@@ -130,9 +177,23 @@ class MockState:
         self.limiter.per_workspace.clear()
         if not self.settings.workspace_limits:
             return
-        for ws in self.dataset.tables.get("workspaces", {}).values():
-            if "_rate_limit_per_minute" in ws:
-                self.limiter.set_workspace_limit(ws["id"], ws["_rate_limit_per_minute"])
+        for workspace_id, limit in self.shared.plan_limits.items():
+            self.limiter.set_workspace_limit(workspace_id, limit)
+
+    def snapshot(self, name: str) -> StateSnapshot:
+        """The state's records, ids and settings now, to fork states from (O(changes)). A
+        frozen clock is kept where it stands, so forks start at that instant."""
+        with self.store.lock:
+            base = self.store.snapshot()
+            clock = self.clock
+            frozen = clock.now() if clock.frozen else None
+        return StateSnapshot(name, self.shared, base,
+                             dataclasses.replace(self.settings, frozen_clock=frozen), self.name)
+
+    @property
+    def changes(self) -> int:
+        """Records this state's store holds beyond its base (upserted or deleted)."""
+        return self.store.changes
 
     # -- rate limits ------------------------------------------------------------------------
 

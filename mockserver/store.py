@@ -415,12 +415,20 @@ class Store:
             self._last_ms = self.base.last_ms
             self.version = _next_version()
 
-    def load(self, tables: Mapping[str, Mapping[str, Record]]) -> None:
-        """Replace the base (and the current state) with a new seed of these tables."""
+    def load(self, tables: Base | Mapping[str, Mapping[str, Record]]) -> None:
+        """Replace the base (and the current state) with a new seed of these tables (or with
+        this base: a seed shared with other stores)."""
         with self.lock:
-            self.base = Seed(tables, self.key_fields)
+            self.base = tables if isinstance(tables, (Seed, Snapshot)) else Seed(
+                tables, self.key_fields)
             self._views = {}
             self.reset()
+
+    @property
+    def changes(self) -> int:
+        """Records the layer holds (upserted or deleted): what this store costs beyond its
+        base."""
+        return sum(len(rows) for rows in self._layer.values())
 
     def snapshot(self) -> Snapshot:
         """The store's current state as an immutable base, in O(changes)."""

@@ -49,7 +49,7 @@ def test_reset_between_tests_and_identities(pytester: pytest.Pytester) -> None:
         def test_second_sees_fixtures_only(mock_api):
             assert not mock_api.requests()
             assert mock_api.clock.now() == "2026-11-01T12:00:00.000Z"
-            names = [c["first_name"] for c in mock_api.mock.store.all("contacts")]
+            names = [c["first_name"] for c in mock_api.state.store.all("contacts")]
             assert "Zed" not in names
 
         def test_read_token_cannot_write(mock_api):

@@ -43,7 +43,9 @@ FACADES = {("mock_api", "clock")}
 def _parts() -> set[str]:
     """The state's attribute names, read from a live state (not restated here)."""
     mock = MockApp()
-    return {name for name in vars(mock.state) if not name.startswith("_")} - {"name"}
+    names = set(vars(mock.state)) | {name for name, value in vars(MockState).items()
+                                     if isinstance(value, property)}
+    return {name for name in names if not name.startswith("_")} - {"name"}
 
 
 def _chain(node: ast.expr) -> list[str]:

@@ -1,0 +1,297 @@
+"""Sessions: many isolated mock states in one server, over one shared seed.
+
+A session is a complete `MockState` (state.py): its own store layer (copy-on-write over the
+shared seed or over a saved snapshot), ids, clock, journal, faults, rate-limit windows and
+response cache. The dataset, its seed tables and their indexes are shared, so creating a
+session or forking a snapshot costs the same on any dataset size.
+
+A request names its session by a base URL prefix, `/sessions/{name}` in front of `/v1/...`
+(or of `/__mock__/...` and `/__storage__/...`), or by the header `X-Mock-Session: {name}` for
+clients that cannot change paths. Without either it goes to the default session, which is
+the server's own state (`MockApp.state`) and behaves as a mock without sessions always has.
+
+`Sessions` is the registry: create (from the seed or a snapshot), look up, list, delete,
+save and delete snapshots, expire idle sessions, and refuse past its caps (number of
+sessions; memory held by sessions' and snapshots' changes) with nothing half-created.
+"""
+
+from __future__ import annotations
+
+import re
+import secrets
+import sys
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from .errors import ApiError, BadRequest, Conflict, NotFound
+from .state import MockState, Settings, StateSnapshot
+
+__all__ = ["DEFAULT_SESSION", "SESSION_HEADER", "SESSION_PREFIX", "SessionLimit", "Sessions",
+           "split_session_path"]
+
+DEFAULT_SESSION = "default"
+SESSION_PREFIX = "/sessions/"
+SESSION_HEADER = b"x-mock-session"
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+
+
+class SessionLimit(ApiError):
+    """A cap of the session registry reached: nothing was created (507 Insufficient Storage)."""
+
+    status_code = 507
+
+
+def split_session_path(path: str) -> tuple[str, str] | None:
+    """`/sessions/{name}/rest` -> (name, "/rest"); None when the path names no session."""
+    if not path.startswith(SESSION_PREFIX):
+        return None
+    name, slash, rest = path[len(SESSION_PREFIX):].partition("/")
+    return name, slash + rest
+
+
+def check_name(name: str, what: str = "session") -> str:
+    if not _NAME.fullmatch(name):
+        raise BadRequest(f"{what} name {name!r}: use 1-64 letters, digits, '.', '_' or '-', "
+                         "starting with a letter or digit")
+    return name
+
+
+def _wall() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def _record_bytes(state: MockState) -> int:
+    """The memory one changed record holds, estimated once from a sample of the seed: the
+    dict and its values, plus the layer's and its indexes' entries for it."""
+    sizes = []
+    for rows in state.dataset.tables.values():
+        for record in list(rows.values())[:20]:
+            size = sys.getsizeof(record)
+            for key, value in record.items():
+                size += sys.getsizeof(key) + sys.getsizeof(value)
+                if isinstance(value, list | dict):
+                    size += sum(sys.getsizeof(v) for v in value)
+            sizes.append(size)
+    average = sum(sizes) // len(sizes) if sizes else 512
+    return average + 256
+
+
+@dataclass
+class SessionInfo:
+    """A session in the registry: its state and bookkeeping (the registry's, not the state's)."""
+
+    name: str
+    state: MockState
+    created_at: str
+    forked_from: str | None  # a snapshot's name; None: the seed
+    last_used: float  # time.monotonic() of its last request
+
+    def to_dict(self, record_bytes: int) -> dict[str, Any]:
+        changes = self.state.changes
+        return {"name": self.name, "created_at": self.created_at,
+                "forked_from": self.forked_from, "changes": changes,
+                "change_bytes": changes * record_bytes,
+                "requests": len(self.state.journal),
+                "idle_seconds": round(time.monotonic() - self.last_used, 3)}
+
+
+class Sessions:
+    """The sessions of one server, and its snapshots. Thread-safe."""
+
+    def __init__(
+        self,
+        default: MockState,
+        make_state: Callable[[str, Settings | None, StateSnapshot | None], MockState],
+        *,
+        max_sessions: int = 10_000,
+        max_change_bytes: int = 512 * 1024 * 1024,
+        idle_seconds: float = 3600.0,
+        create_on_use: bool = False,
+    ) -> None:
+        self.default = default
+        self._make_state = make_state
+        self.max_sessions = max_sessions
+        self.max_change_bytes = max_change_bytes
+        self.idle_seconds = idle_seconds
+        self.create_on_use = create_on_use
+        self._sessions: dict[str, SessionInfo] = {}
+        self._snapshots: dict[str, StateSnapshot] = {}
+        self._snapshot_times: dict[str, str] = {}
+        self._lock = threading.Lock()
+        self._last_sweep = time.monotonic()
+        self.record_bytes = _record_bytes(default)
+        # The memory estimate walks every session: recomputed at most this often (seconds).
+        self.memory_check_interval = 0.05
+        self._held: tuple[float, int] = (-1e9, 0)
+
+    # -- requests -----------------------------------------------------------------------------
+
+    def resolve(self, name: str) -> MockState:
+        """The state a request names (its use noted for idle expiry); 404 for an unknown name
+        (unless sessions are created on first use)."""
+        if name == DEFAULT_SESSION:
+            return self.default
+        now = time.monotonic()
+        if now - self._last_sweep > 1.0:
+            self.expire_idle(now)
+        info = self._sessions.get(name)
+        if info is None:
+            if not self.create_on_use:
+                if not _NAME.fullmatch(name):
+                    raise NotFound(f"no session {name!r} (session names are 1-64 letters, "
+                                   "digits, '.', '_' or '-')")
+                raise NotFound(f"no session {name!r}: create it with POST /__mock__/sessions "
+                               "(sessions expire after "
+                               f"{self.idle_seconds:g} s without requests)")
+            try:
+                info = self.create(name)
+            except Conflict:  # created by a concurrent request meanwhile
+                info = self._sessions[name]
+        info.last_used = now
+        return info.state
+
+    # -- sessions -----------------------------------------------------------------------------
+
+    def create(self, name: str | None = None, *, snapshot: str | None = None,
+               settings: Settings | None = None) -> SessionInfo:
+        """A new session over the seed, or forked from a snapshot. Refused (nothing created)
+        when the name is taken or invalid, the snapshot unknown, or a cap reached."""
+        if name is None:
+            name = f"s-{secrets.token_hex(6)}"
+        check_name(name)
+        if name == DEFAULT_SESSION:
+            raise Conflict(f"session {name!r} already exists (the server's own state)")
+        now = time.monotonic()
+        if now - self._last_sweep > 1.0:
+            self.expire_idle(now)
+        with self._lock:
+            if name in self._sessions:
+                raise Conflict(f"session {name!r} already exists")
+            base = None
+            if snapshot is not None:
+                base = self._snapshots.get(snapshot)
+                if base is None:
+                    raise NotFound(f"no snapshot {snapshot!r}")
+            if len(self._sessions) >= self.max_sessions:
+                raise SessionLimit(f"session cap reached: {self.max_sessions} sessions exist; "
+                                   "delete some (DELETE /__mock__/sessions/{name}) or start the "
+                                   "server with a higher --max-sessions")
+            self._check_memory()
+            state = self._make_state(name, settings, base)
+            info = SessionInfo(name, state, _wall(), snapshot, time.monotonic())
+            self._sessions[name] = info
+        return info
+
+    def get(self, name: str) -> SessionInfo | None:
+        return self._sessions.get(name)
+
+    def state(self, name: str) -> MockState:
+        """A session's state by name (the default included); 404 when unknown."""
+        if name == DEFAULT_SESSION:
+            return self.default
+        info = self._sessions.get(name)
+        if info is None:
+            raise NotFound(f"no session {name!r}")
+        return info.state
+
+    def names(self) -> list[str]:
+        return [DEFAULT_SESSION, *self._sessions]
+
+    def all(self) -> list[SessionInfo]:
+        self.expire_idle()
+        return list(self._sessions.values())
+
+    def __len__(self) -> int:
+        return len(self._sessions)
+
+    def delete(self, name: str) -> None:
+        if name == DEFAULT_SESSION:
+            raise Conflict("the default session cannot be deleted (reset it instead)")
+        with self._lock:
+            if self._sessions.pop(name, None) is None:
+                raise NotFound(f"no session {name!r}")
+
+    def clear(self) -> int:
+        """Delete every session (not the default) and every snapshot."""
+        with self._lock:
+            count = len(self._sessions)
+            self._sessions.clear()
+            self._snapshots.clear()
+            self._snapshot_times.clear()
+        return count
+
+    def expire_idle(self, now: float | None = None) -> list[str]:
+        """Delete sessions idle for longer than `idle_seconds` (0: never)."""
+        now = time.monotonic() if now is None else now
+        self._last_sweep = now
+        if not self.idle_seconds:
+            return []
+        with self._lock:
+            expired = [name for name, info in self._sessions.items()
+                       if now - info.last_used > self.idle_seconds]
+            for name in expired:
+                del self._sessions[name]
+        return expired
+
+    # -- snapshots ----------------------------------------------------------------------------
+
+    def save_snapshot(self, name: str, session: str = DEFAULT_SESSION, *,
+                      replace: bool = False) -> StateSnapshot:
+        """Save a session's current state under `name` (409 when taken, unless `replace`)."""
+        check_name(name, "snapshot")
+        state = self.state(session)
+        with self._lock:
+            if name in self._snapshots and not replace:
+                raise Conflict(f"snapshot {name!r} already exists")
+            self._check_memory(extra=state.changes)
+            snap = state.snapshot(name)
+            self._snapshots[name] = snap
+            self._snapshot_times[name] = _wall()
+        return snap
+
+    def snapshot(self, name: str) -> StateSnapshot:
+        found = self._snapshots.get(name)
+        if found is None:
+            raise NotFound(f"no snapshot {name!r}")
+        return found
+
+    def snapshots(self) -> list[dict[str, Any]]:
+        return [self.describe_snapshot(s) for s in list(self._snapshots.values())]
+
+    def describe_snapshot(self, snap: StateSnapshot) -> dict[str, Any]:
+        return {"name": snap.name, "session": snap.source,
+                "created_at": self._snapshot_times.get(snap.name, ""),
+                "changes": snap.changes, "change_bytes": snap.changes * self.record_bytes}
+
+    def delete_snapshot(self, name: str) -> None:
+        """Forget a snapshot (sessions forked from it keep their base)."""
+        with self._lock:
+            if self._snapshots.pop(name, None) is None:
+                raise NotFound(f"no snapshot {name!r}")
+            self._snapshot_times.pop(name, None)
+
+    # -- memory -------------------------------------------------------------------------------
+
+    def change_bytes(self) -> int:
+        """Estimated memory held by the changes of every session and snapshot."""
+        changes = sum(info.state.changes for info in list(self._sessions.values()))
+        changes += sum(snap.changes for snap in list(self._snapshots.values()))
+        return changes * self.record_bytes
+
+    def _check_memory(self, extra: int = 0) -> None:
+        now = time.monotonic()
+        checked_at, held = self._held
+        if now - checked_at >= self.memory_check_interval:
+            held = self.change_bytes()
+            self._held = (now, held)
+        held += extra * self.record_bytes
+        if held >= self.max_change_bytes:
+            mib = self.max_change_bytes / 1048576
+            raise SessionLimit(
+                f"session memory cap reached: sessions' and snapshots' changes hold about "
+                f"{held / 1048576:.1f} MiB of {mib:g} MiB; delete sessions or snapshots, or "
+                "start the server with a higher --max-session-memory")

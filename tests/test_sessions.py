@@ -1,0 +1,222 @@
+"""Sessions: addressing (prefix, header, default), the control API's lifecycle (create, list,
+get, reset, delete; snapshots and forks), caps with nothing half-created, idle expiry, create
+on use, and uploads that stay in their session. Every control answer is validated against
+spec/control-openapi.yaml."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+from conftest import auth
+from starlette.testclient import TestClient
+
+from mockserver.app import Config, MockApp, create_app
+from mockserver.control import control_spec
+from mockserver.selfcheck import SelfCheck
+from mockserver.sessions import SessionLimit
+
+WS = "ws_harborview"
+TICKET = "xd_aisha_khan_parking"
+CLOCK = "2026-11-01T12:00:00.000Z"
+
+
+@pytest.fixture(scope="module")
+def module_mock() -> MockApp:
+    return MockApp(Config(frozen_clock=CLOCK, self_check=True))
+
+
+@pytest.fixture
+def mock(module_mock: MockApp) -> MockApp:
+    module_mock.sessions.clear()
+    module_mock.reset()
+    return module_mock
+
+
+class Checked(TestClient):
+    """A test client that validates every control API answer against its document."""
+
+    checker = SelfCheck(control_spec())
+    operations = control_spec().operations
+
+    def request(self, method: str, url: Any, *args: Any, **kwargs: Any) -> httpx.Response:
+        response = super().request(method, url, *args, **kwargs)
+        path = httpx.URL(str(url)).path
+        if "/__mock__/" in path:
+            bare = "/__mock__/" + path.split("/__mock__/", 1)[1]
+            for op in self.operations:
+                if op.method == method.upper() and _matches(op.path, bare):
+                    self.checker.check(op, response.status_code, response.content,
+                                       dict(response.headers))
+        return response
+
+
+def _matches(template: str, path: str) -> bool:
+    a, b = template.strip("/").split("/"), path.strip("/").split("/")
+    return len(a) == len(b) and all(x == y or x.startswith("{") for x, y in zip(a, b, strict=True))
+
+
+@pytest.fixture
+def api(mock: MockApp) -> Iterator[TestClient]:
+    with Checked(create_app(mock=mock), headers=auth()) as client:
+        yield client
+
+
+def _status(api: TestClient, base: str = "") -> str:
+    return api.get(f"{base}/v1/tickets/{TICKET}").json()["data"]["status"]
+
+
+def test_a_session_is_addressed_by_prefix_or_header_and_isolated(api: TestClient) -> None:
+    created = api.post("/__mock__/sessions", json={"name": "ci-1"})
+    assert created.status_code == 201
+    assert created.json()["base_path"] == "/sessions/ci-1"
+    assert api.post(f"/sessions/ci-1/v1/tickets/{TICKET}/resolve").status_code == 200
+    assert _status(api, "/sessions/ci-1") == "resolved"
+    assert api.get(f"/v1/tickets/{TICKET}", headers={"X-Mock-Session": "ci-1"}).json()[
+        "data"]["status"] == "resolved"
+    assert _status(api) == "new"  # the default session is untouched
+    api.post("/__mock__/sessions", json={"name": "ci-2"})
+    assert _status(api, "/sessions/ci-2") == "new"
+    # Journal, clock and faults are the session's own.
+    api.post("/sessions/ci-2/__mock__/clock", json={"advance_seconds": 90})
+    api.post("/sessions/ci-2/__mock__/faults", json={"path": "/v1/models", "status": 503})
+    assert api.get("/sessions/ci-1/__mock__/clock").json()["now"] == CLOCK
+    assert api.get("/__mock__/clock", headers={"X-Mock-Session": "ci-2"}).json()["now"] == (
+        "2026-11-01T12:01:30.000Z")
+    assert api.get("/sessions/ci-1/v1/models").status_code == 200
+    assert api.get("/sessions/ci-2/v1/models").status_code == 503
+    journal = api.get("/__mock__/requests", params={"session": "ci-1"}).json()
+    assert {e["session"] for e in journal["data"]} == {"ci-1"}
+    assert [e["path"] for e in journal["data"]] == [
+        f"/v1/tickets/{TICKET}/resolve", f"/v1/tickets/{TICKET}", f"/v1/tickets/{TICKET}",
+        "/v1/models"]
+    assert api.get("/__mock__/requests").json()["data"][0]["session"] == "default"
+
+
+def test_unknown_sessions_answer_404_naming_them(api: TestClient) -> None:
+    for response in (api.get("/sessions/nope/v1/models"),
+                     api.get("/v1/models", headers={"X-Mock-Session": "nope"}),
+                     api.get("/sessions/nope/__mock__/clock"),
+                     api.get("/__mock__/sessions/nope"),
+                     api.delete("/__mock__/sessions/nope"),
+                     api.get("/__mock__/requests", params={"session": "nope"})):
+        assert response.status_code == 404
+        assert "'nope'" in response.json()["error"]
+    assert api.get("/sessions/bad%20name/v1/models").status_code == 404
+
+
+def test_create_refusals_leave_nothing_behind(api: TestClient, mock: MockApp) -> None:
+    api.post("/__mock__/sessions", json={"name": "a"})
+    assert api.post("/__mock__/sessions", json={"name": "a"}).status_code == 409
+    assert api.post("/__mock__/sessions", json={"name": "default"}).status_code == 409
+    bad = api.post("/__mock__/sessions", json={"name": "no spaces"})
+    assert bad.status_code == 400 and "name" in bad.json()["error"]
+    missing = api.post("/__mock__/sessions", json={"name": "b", "snapshot": "none"})
+    assert missing.status_code == 404 and "'none'" in missing.json()["error"]
+    assert api.delete("/__mock__/sessions/default").status_code == 409
+    assert [s["name"] for s in api.get("/__mock__/sessions").json()["data"]] == ["default", "a"]
+    generated = api.post("/__mock__/sessions").json()["name"]
+    assert api.get(f"/__mock__/sessions/{generated}").status_code == 200
+
+
+def test_the_session_cap(api: TestClient, mock: MockApp, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(mock.sessions, "max_sessions", 2)
+    api.post("/__mock__/sessions", json={"name": "a"})
+    api.post("/__mock__/sessions", json={"name": "b"})
+    refused = api.post("/__mock__/sessions", json={"name": "c"})
+    assert refused.status_code == 507 and "2 sessions" in refused.json()["error"]
+    assert api.get("/__mock__/sessions").json()["total"] == 2
+    assert api.get("/sessions/c/v1/models").status_code == 404
+    api.delete("/__mock__/sessions/a")
+    assert api.post("/__mock__/sessions", json={"name": "c"}).status_code == 201
+
+
+def test_the_memory_cap(api: TestClient, mock: MockApp, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(mock.sessions, "memory_check_interval", 0)
+    api.post("/__mock__/sessions", json={"name": "a"})
+    for _ in range(3):
+        api.post(f"/sessions/a/v1/tickets/{TICKET}/notes", json={"body": "x"})
+    held = api.get("/__mock__/sessions").json()["change_bytes"]
+    assert held > 0
+    monkeypatch.setattr(mock.sessions, "max_change_bytes", held)
+    refused = api.post("/__mock__/sessions", json={"name": "b"})
+    assert refused.status_code == 507 and "memory" in refused.json()["error"]
+    assert api.post("/__mock__/snapshots", json={"name": "s", "session": "a"}).status_code == 507
+    assert api.get("/__mock__/sessions").json()["total"] == 1
+    assert api.get("/__mock__/snapshots").json()["data"] == []
+    api.post("/__mock__/sessions/a/reset")  # its changes dropped: room again
+    assert api.post("/__mock__/sessions", json={"name": "b"}).status_code == 201
+    with pytest.raises(SessionLimit):
+        monkeypatch.setattr(mock.sessions, "max_change_bytes", 0)
+        mock.sessions.create("c")
+
+
+def test_snapshots_fork_and_reset_returns_to_the_snapshot(api: TestClient) -> None:
+    api.post("/__mock__/sessions", json={"name": "setup"})
+    api.post(f"/sessions/setup/v1/tickets/{TICKET}/resolve")
+    note = api.post(f"/sessions/setup/v1/tickets/{TICKET}/notes", json={"body": "set up"})
+    api.post("/sessions/setup/__mock__/clock", json={"advance_seconds": 3600})
+    saved = api.post("/__mock__/snapshots", json={"name": "desk", "session": "setup"})
+    assert saved.status_code == 201 and saved.json()["changes"] == 2
+    assert api.post("/__mock__/snapshots", json={"name": "desk", "session": "setup"}
+                    ).status_code == 409
+    fork = api.post("/__mock__/sessions", json={"name": "f1", "snapshot": "desk"}).json()
+    assert fork["forked_from"] == "desk" and fork["changes"] == 0
+    assert _status(api, "/sessions/f1") == "resolved"
+    assert api.get("/sessions/f1/__mock__/clock").json()["now"] == "2026-11-01T13:00:00.000Z"
+    # New ids continue the snapshot's sequence: the fork's next note is not the set-up's.
+    other = api.post(f"/sessions/f1/v1/tickets/{TICKET}/notes", json={"body": "in f1"}).json()
+    assert other["data"]["id"] != note.json()["data"]["id"]
+    api.post(f"/sessions/f1/v1/tickets/{TICKET}/reopen")
+    assert api.post("/sessions/f1/__mock__/reset").json() == {"reset": True}
+    assert _status(api, "/sessions/f1") == "resolved"  # back to the snapshot, not the seed
+    notes = api.get(f"/sessions/f1/v1/tickets/{TICKET}/notes").json()["data"]
+    assert [n["body"] for n in notes if n["body"] in ("set up", "in f1")] == ["set up"]
+    # Later writes to the set-up session do not reach the snapshot or its forks.
+    api.post(f"/sessions/setup/v1/tickets/{TICKET}/reopen")
+    assert _status(api, "/sessions/f1") == "resolved"
+    assert _status(api) == "new"
+    assert [s["name"] for s in api.get("/__mock__/snapshots").json()["data"]] == ["desk"]
+    assert api.delete("/__mock__/snapshots/desk").json() == {"deleted": True}
+    assert _status(api, "/sessions/f1") == "resolved"  # a fork keeps its base
+    assert api.delete("/__mock__/snapshots/desk").status_code == 404
+
+
+def test_idle_sessions_expire(mock: MockApp, monkeypatch: pytest.MonkeyPatch) -> None:
+    sessions = mock.sessions
+    sessions.create("old")
+    sessions.create("busy")
+    used = sessions.get("busy")
+    assert used is not None
+    now = used.last_used + sessions.idle_seconds + 1
+    used.last_used = now - 5  # a request 5 s ago
+    assert sessions.expire_idle(now) == ["old"]
+    assert [i.name for i in sessions.all()] == ["busy"]
+    monkeypatch.setattr(sessions, "idle_seconds", 0)  # 0: never
+    assert sessions.expire_idle(now + 10**6) == []
+
+
+def test_sessions_created_on_first_use() -> None:
+    mock = MockApp(Config(sessions_on_use=True))
+    with TestClient(create_app(mock=mock), headers=auth()) as api:
+        assert api.get("/sessions/fresh/v1/models").status_code == 200
+        assert api.get("/v1/models", headers={"X-Mock-Session": "fresh2"}).status_code == 200
+        names = [s["name"] for s in api.get("/__mock__/sessions").json()["data"]]
+        assert names == ["default", "fresh", "fresh2"]
+        assert api.get("/sessions/bad%20name/v1/models").status_code == 400
+
+
+def test_uploads_stay_in_their_session(api: TestClient) -> None:
+    api.post("/__mock__/sessions", json={"name": "up"})
+    made = api.post("/sessions/up/v1/attachments/upload-url", json={"workspace_id": WS})
+    url = made.json()["data"]["upload_url"]
+    assert "/sessions/up/__storage__/upload/" in url
+    path = httpx.URL(url).path
+    stored = api.put(path, content=b"hello", headers={"Content-Type": "text/plain"})
+    assert stored.status_code == 200
+    storage_id = stored.json()["storageId"]
+    assert api.get(f"/sessions/up/__storage__/files/{storage_id}").content == b"hello"
+    assert api.get(f"/__storage__/files/{storage_id}").status_code == 404
+    assert api.put(path, content=b"again").status_code == 409
