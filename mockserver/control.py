@@ -8,6 +8,7 @@ control token and is disabled without one: it can rewrite the server's state.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import ipaddress
 import secrets
@@ -19,6 +20,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
+from .clock import parse_timestamp
 from .errors import ApiError, BadRequest, Forbidden, NotFound
 from .fixtures import FixtureError, load_dataset
 from .responses import error_response, json_response
@@ -217,7 +219,26 @@ def _list_sessions(mock: MockApp, request: Request, query: Any, body: Any) -> di
 
 def _create_session(mock: MockApp, request: Request, query: Any, body: Any) -> dict[str, Any]:
     body = body or {}
-    info = mock.sessions.create(body.get("name"), snapshot=body.get("snapshot"))
+    settings = None
+    if {"seed", "rate_limit", "clock"} & set(body):
+        base = (mock.sessions.snapshot(body["snapshot"]).settings if "snapshot" in body
+                else mock.state.settings)
+        changes: dict[str, Any] = {}
+        if "seed" in body:
+            changes["seed"] = body["seed"]
+        if "rate_limit" in body:
+            changes.update(rate_limit=body["rate_limit"], workspace_limits=False)
+        if "clock" in body:
+            if body["clock"] is not None:
+                try:
+                    parse_timestamp(body["clock"])
+                except ValueError:
+                    raise BadRequest(f"body field 'clock': {body['clock']!r} is not an ISO 8601 "
+                                     "instant") from None
+            changes["frozen_clock"] = body["clock"]
+        settings = dataclasses.replace(base, **changes)
+    info = mock.sessions.create(body.get("name"), snapshot=body.get("snapshot"),
+                                settings=settings)
     return _session(mock, info.name)
 
 

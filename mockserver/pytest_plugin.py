@@ -20,6 +20,7 @@ same tests run against a real server; the mock-only helpers then skip the test.
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import os
 import re
 import socket
@@ -31,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import orjson
 import pytest
 
 from .app import Config, MockApp, create_app
@@ -137,6 +139,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="fail a test that sent a query parameter the mock ignored")
     group.addoption("--mock-api-base-url", default=None, metavar="URL",
                     help="run mock_api tests against this real server (env MOCK_API_BASE_URL)")
+    group.addoption("--mock-api-share-server", action="store_true", default=None,
+                    help="under pytest-xdist: one mock server (in the controller) shared by "
+                         "every worker, each test in its own session")
     for name, (option, env) in _REMOTE_SETTINGS.items():
         group.addoption(option, default=None, help=f"real-server mode: {name} (env {env})")
     parser.addini("mock_api_fixtures", "fixture directories for mock_api", type="paths",
@@ -152,6 +157,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                   "fail a test that sent a query parameter the mock ignored", type="bool",
                   default=False)
     parser.addini("mock_api_base_url", "run against this real server instead", default="")
+    parser.addini("mock_api_share_server", "under xdist, workers share one mock server",
+                  type="bool", default=False)
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -160,6 +167,47 @@ def pytest_configure(config: pytest.Config) -> None:
         "mock_api(fixtures=None, rate_limit=None, seed=None, self_check=None, clock=None, "
         "journal_size=None, strict_params=None, fail_on_ignored_params=None): configure the mock_api fixture for this test",
     )
+    share = config.getoption("--mock-api-share-server") or config.getini("mock_api_share_server")
+    if (share and not hasattr(config, "workerinput")
+            and getattr(config.option, "numprocesses", None)):
+        config.pluginmanager.register(_SharedServer(config), "mock_api_shared_server")
+
+
+class _SharedServer:
+    """In the xdist controller: one mock server for every worker. Workers learn its URL and
+    the fixtures' tokens and workspaces through `workerinput`; each of their tests creates
+    its own session there over the control API."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+        self.server: MockServer | None = None
+        self.info = ""
+
+    def _start(self) -> str:
+        if self.server is None:
+            mock_config = _config_from_options(self.config)
+            self.server = MockServer()
+            mock, app = self.server.mock_for(mock_config)
+            self.server.dispatch.target = app
+            tokens, workspaces = _mock_identities(mock.state)
+            self.info = orjson.dumps({
+                "url": self.server.base_url, "key": _server_key(mock_config),
+                "tokens": dataclasses.asdict(tokens),
+                "workspaces": dataclasses.asdict(workspaces),
+            }).decode()
+        return self.info
+
+    def pytest_configure_node(self, node: Any) -> None:
+        node.workerinput["mock_api_shared"] = self._start()
+
+    def pytest_unconfigure(self, config: pytest.Config) -> None:
+        if self.server is not None:
+            self.server.stop()
+            self.server = None
+
+
+def _server_key(config: MockApiConfig) -> list[Any]:
+    return [[str(p) for p in config.fixtures], config.self_check, config.journal_size]
 
 
 def _config_from_options(pytestconfig: pytest.Config) -> MockApiConfig:
@@ -321,7 +369,7 @@ class MockApiSnapshot:
     """A snapshot on the plugin's server, made by `mock_api_snapshot`: tests fork from it."""
 
     name: str
-    mock: MockApp
+    mock: MockApp | None  # None: on the server xdist workers share
     frozen_clock: str | None
 
 
@@ -357,6 +405,80 @@ class Workspaces:
     primary: str | None  # the write token's first workspace
     secondary: str | None  # its second workspace
     other: str | None  # a workspace only the `other` token can reach
+
+
+@dataclass(frozen=True)
+class RecordedRequest:
+    """A journal entry read over the control API (shared server mode): the same attributes
+    as `JournalEntry` (.method .path .query .headers .json .status)."""
+
+    seq: int
+    time: str
+    method: str
+    path: str
+    query: dict[str, Any]
+    headers: dict[str, str]
+    json: Any
+    status: int
+    response_json: Any
+    operation_id: str | None
+    fault: str | None
+
+
+class _RemoteClock:
+    def __init__(self, remote: _Remote) -> None:
+        self._remote = remote
+
+    def now(self) -> str:
+        return str(self._remote.control("GET", "clock")["now"])
+
+    @property
+    def frozen(self) -> bool:
+        return bool(self._remote.control("GET", "clock")["frozen"])
+
+    def advance(self, seconds: float) -> None:
+        self._remote.control("POST", "clock", {"advance_seconds": seconds})
+
+    def set(self, instant: str) -> None:
+        self._remote.control("POST", "clock", {"now": instant})
+
+
+class _Remote:
+    """A test's session on a server shared by xdist workers, reached over its control API."""
+
+    def __init__(self, server_url: str, name: str) -> None:
+        self.server = server_url
+        self.name = name
+        self.base = f"{server_url}{SESSION_PREFIX}{name}/__mock__/"
+        self._http = httpx.Client(timeout=30)
+        self.clock: Any = _RemoteClock(self)
+
+    def control(self, verb: str, endpoint: str, body: Any = None,
+                params: dict[str, Any] | None = None) -> Any:
+        response = self._http.request(verb, self.base + endpoint, json=body, params={
+            k: v for k, v in (params or {}).items() if v is not None})
+        if response.status_code >= 400:
+            raise RuntimeError(f"mock control {verb} {endpoint}: {response.status_code} "
+                               f"{response.text}")
+        return response.json()
+
+    def requests(self, **filters: Any) -> list[Any]:
+        entries = self.control("GET", "requests", params=filters)["data"]
+        return [RecordedRequest(e["seq"], e["time"], e["method"], e["path"], e["query"],
+                                e["headers"], e.get("body"), e["status"],
+                                e.get("response_body"), e.get("operation_id"), e.get("fault"))
+                for e in entries]
+
+    def add_fault(self, spec: dict[str, Any]) -> FaultRule:
+        body = {k: v for k, v in spec.items()
+                if v is not None or k == "count"}  # the control API's nulls: count only
+        found = self.control("POST", "faults", body)["data"]
+        rule = FaultRule(**{k: v for k, v in found.items() if k not in ("remaining", "hits")})
+        rule.hits = found["hits"]
+        return rule
+
+    def close(self) -> None:
+        self._http.close()
 
 
 class _InSession:
@@ -395,8 +517,10 @@ class MockApi:
 
     def __init__(self, config: MockApiConfig, *, base_url: str, tokens: Tokens,
                  workspaces: Workspaces, mock: MockApp | None = None, app: Any = None,
-                 dispatch: _Dispatch | None = None, state: MockState | None = None) -> None:
+                 dispatch: _Dispatch | None = None, state: MockState | None = None,
+                 remote: _Remote | None = None) -> None:
         self.config = config
+        self._remote = remote
         self.base_url = base_url
         self.tokens = tokens
         self.workspaces = workspaces
@@ -411,7 +535,7 @@ class MockApi:
 
     @property
     def is_mock(self) -> bool:
-        return self._mock is not None
+        return self._mock is not None or self._remote is not None
 
     def token(self, who: str | None = None) -> str:
         """A token by role name (write, read, colleague, other) or as given."""
@@ -471,6 +595,10 @@ class MockApi:
     # -- mock only -------------------------------------------------------------------------
 
     def _need_mock(self, what: str) -> MockApp:
+        if self._remote is not None:
+            pytest.skip(f"mock_api.{what} needs the mock in this process; with "
+                        "--mock-api-share-server the workers reach one shared server over "
+                        "HTTP (clock, requests(), fault(), set_rate_limit(), reset() work)")
         if self._mock is None:
             pytest.skip(f"mock_api.{what} needs the mock server; this run targets the real "
                         f"server at {self.base_url} (--mock-api-base-url / MOCK_API_BASE_URL)")
@@ -484,6 +612,8 @@ class MockApi:
     @property
     def session(self) -> str:
         """The name of the test's session on the server (its base URL ends in it)."""
+        if self._remote is not None:
+            return self._remote.name
         return self._need_state("session").name
 
     def snapshot(self, name: str | None = None) -> str:
@@ -507,6 +637,8 @@ class MockApi:
     @property
     def clock(self) -> ClockControl:
         """The mock's clock: `.advance(seconds)`, `.set(iso)`, `.now()`, `.frozen`."""
+        if self._remote is not None:
+            return self._remote.clock
         return ClockControl(self._need_state("clock"))
 
     @property
@@ -517,6 +649,8 @@ class MockApi:
                  status: int | None = None) -> list[JournalEntry]:
         """Requests the mock received in this test, oldest first (path is a prefix). Each has
         .method .path .query .headers (token redacted) .json (the body) .status."""
+        if self._remote is not None:
+            return self._remote.requests(method=method, path=path, status=status)
         return self._need_state("requests()").journal.entries(method=method, path=path,
                                                             status=status)
 
@@ -533,14 +667,25 @@ class MockApi:
               headers: Mapping[str, str] | None = None) -> FaultRule:
         """Make the next `count` matching requests fail with `status`, wait `delay` seconds
         (then answer normally, unless a status is given) or lose their connection (`drop`)."""
-        state = self._need_state("fault()")
-        return state.add_fault(method=method, path=path, status=status, count=count,
-                               delay_ms=int(delay * 1000), drop=drop, probability=probability,
-                               error=error, headers=dict(headers or {}))
+        spec = dict(method=method, path=path, status=status, count=count,
+                    delay_ms=int(delay * 1000), drop=drop, probability=probability,
+                    error=error, headers=dict(headers or {}))
+        if self._remote is not None:
+            return self._remote.add_fault(spec)
+        return self._need_state("fault()").add_fault(**spec)
 
     def set_rate_limit(self, per_minute: int | None = None, *, workspace: str | None = None,
                        enabled: bool | None = None) -> None:
         """The default limit (or one workspace's) for the rest of the test."""
+        if self._remote is not None:
+            body: dict[str, Any] = ({"workspaces": {workspace: per_minute}}
+                                    if workspace is not None else {})
+            if workspace is None and per_minute is not None:
+                body["per_minute"] = per_minute
+            if workspace is None and enabled is not None:
+                body["enabled"] = enabled
+            self._remote.control("POST", "rate-limits", body)
+            return
         state = self._need_state("set_rate_limit()")
         if workspace is not None:
             state.set_rate_limits(workspaces={workspace: per_minute})
@@ -548,6 +693,9 @@ class MockApi:
             state.set_rate_limits(per_minute=per_minute, enabled=enabled)
 
     def reset(self) -> None:
+        if self._remote is not None:
+            self._remote.control("POST", "reset")
+            return
         self._need_state("reset()").reset()
 
     def get(self, table: str, key: str) -> dict[str, Any] | None:
@@ -675,6 +823,54 @@ def _mock_identities(state: MockState) -> tuple[Tokens, Workspaces]:
     return tokens, workspaces
 
 
+_shared_count = itertools.count(1)
+
+
+def _shared_session(config: MockApiConfig, info: dict[str, Any], workerinput: Any, label: str,
+                    origin: MockApiSnapshot | None) -> MockApi:
+    """A fresh session for one test on the server the xdist workers share."""
+    if _server_key(config) != info["key"]:
+        raise pytest.UsageError(
+            "this test's mock_api settings (fixtures, self_check, journal_size) differ from "
+            "the shared server's; run it without --mock-api-share-server")
+    url = info["url"]
+    worker = workerinput.get("workerid", "w")
+    name = f"{worker}-{next(_shared_count)}-{_LABEL.sub('-', label)}"[:64].rstrip("-.")
+    body: dict[str, Any] = {"name": name, "seed": config.seed, "clock": config.clock}
+    if config.rate_limit is not None:
+        body["rate_limit"] = config.rate_limit
+    if origin is not None:
+        body["snapshot"] = origin.name
+        body["clock"] = origin.frozen_clock
+    httpx.post(f"{url}/__mock__/sessions", json=body).raise_for_status()
+    return MockApi(config, base_url=f"{url}{SESSION_PREFIX}{name}",
+                   tokens=Tokens(**info["tokens"]), workspaces=Workspaces(**info["workspaces"]),
+                   remote=_Remote(url, name))
+
+
+def _shared_snapshot(config: MockApiConfig, info: dict[str, Any], workerinput: Any,
+                     setup: Callable[[MockApi], Any], name: str | None,
+                     made: list[tuple[str, str]]) -> MockApiSnapshot:
+    api = _shared_session(config, info, workerinput, "setup", None)
+    assert api._remote is not None
+    url, session = info["url"], api._remote.name
+    try:
+        setup(api)
+    finally:
+        api._close()
+        api._remote.close()
+    snap_name = name or f"{session}-snap"
+    try:
+        saved = httpx.post(f"{url}/__mock__/snapshots",
+                           json={"name": snap_name, "session": session, "replace": True})
+        saved.raise_for_status()
+        clock = httpx.get(f"{url}{SESSION_PREFIX}{session}/__mock__/clock").json()
+    finally:
+        httpx.delete(f"{url}/__mock__/sessions/{session}")
+    made.append((url, snap_name))
+    return MockApiSnapshot(snap_name, None, clock["now"] if clock["frozen"] else None)
+
+
 # -- fixtures --------------------------------------------------------------------------------
 
 @pytest.fixture
@@ -726,6 +922,7 @@ def mock_api_snapshot(
             return mock_api_snapshot(lambda api: api.add("tickets", status="open"))
     """
     made: list[tuple[MockApp, str]] = []
+    shared_made: list[tuple[str, str]]
 
     def make(setup: Callable[[MockApi], Any], *, config: MockApiConfig | None = None,
              name: str | None = None) -> MockApiSnapshot:
@@ -733,6 +930,10 @@ def mock_api_snapshot(
         if config.real_server:
             pytest.skip("mock_api_snapshot needs the mock server; this run targets a real "
                         f"server at {config.base_url}")
+        workerinput = getattr(pytestconfig, "workerinput", {})
+        if "mock_api_shared" in workerinput:
+            return _shared_snapshot(config, orjson.loads(workerinput["mock_api_shared"]),
+                                    workerinput, setup, name, shared_made)
         server = mock_api_session.get()
         mock, app, state = server.open_session(config, "setup")
         tokens, workspaces = _mock_identities(state)
@@ -754,9 +955,12 @@ def mock_api_snapshot(
         made.append((mock, snap_name))
         return MockApiSnapshot(snap_name, mock, snap.settings.frozen_clock)
 
+    shared_made = []
     yield make
     for mock, snap_name in made:
         mock.sessions.delete_snapshot(snap_name)
+    for url, snap_name in shared_made:
+        httpx.delete(f"{url}/__mock__/snapshots/{snap_name}")
 
 
 @pytest.fixture
@@ -781,6 +985,19 @@ def mock_api(mock_api_config: MockApiConfig, mock_api_session: _Session,
             yield remote_api
         finally:
             remote_api._close()
+        return
+    shared = getattr(request.config, "workerinput", {}).get("mock_api_shared")
+    if shared is not None:
+        api = _shared_session(config, orjson.loads(shared),
+                              getattr(request.config, "workerinput", {}),
+                              request.node.name, mock_api_origin)
+        try:
+            yield api
+        finally:
+            api._close()
+            assert api._remote is not None
+            api._remote.close()
+            httpx.delete(f"{api._remote.server}/__mock__/sessions/{api._remote.name}")
         return
     server = mock_api_session.get()
     mock, app, state = server.open_session(config, request.node.name, mock_api_origin)

@@ -357,3 +357,55 @@ def test_a_handler_crash_fails_the_test(pytester: pytest.Pytester) -> None:
     """)
     result.assert_outcomes(failed=1)  # at the call that got the 500, with the exception
     assert "KeyError: 'boom'" in result.stdout.str()
+
+
+def test_each_test_gets_a_fresh_session(pytester: pytest.Pytester) -> None:
+    result = run(pytester, """
+        SEEN = []
+
+        def test_first(mock_api):
+            SEEN.append(mock_api.session)
+            assert mock_api.base_url.endswith("/sessions/" + mock_api.session)
+            ticket = "xd_aisha_khan_parking"
+            assert mock_api.client().post(f"/v1/tickets/{ticket}/resolve").status_code == 200
+            assert mock_api.get("tickets", ticket)["status"] == "resolved"
+            assert mock_api.mock.state.store.get("tickets", ticket)["status"] == "new"
+
+        def test_second(mock_api):
+            assert mock_api.session != SEEN[0]
+            assert mock_api.mock.sessions.get(SEEN[0]) is None  # deleted after its test
+            assert mock_api.get("tickets", "xd_aisha_khan_parking")["status"] == "new"
+            assert [s.name for s in mock_api.mock.sessions.all()] == [mock_api.session]
+    """)
+    result.assert_outcomes(passed=2)
+
+
+def test_xdist_workers_share_one_server(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_inner="""
+        import pytest
+
+        @pytest.mark.parametrize("i", range(6))
+        def test_writes(mock_api, i, tmp_path_factory):
+            client = mock_api.client()
+            ticket = "xd_aisha_khan_parking"
+            assert client.get(f"/v1/tickets/{ticket}").json()["data"]["status"] == "new"
+            assert client.post(f"/v1/tickets/{ticket}/resolve").status_code == 200
+            mock_api.fault(method="GET", path="/v1/models", status=503)
+            assert client.get("/v1/models").status_code == 503
+            assert [r.status for r in mock_api.requests(path="/v1/models")] == [503]
+            mock_api.clock.advance(60)
+            assert mock_api.clock.now() == "2026-11-01T12:01:00.000Z"
+            with pytest.raises(pytest.skip.Exception, match="share-server"):
+                mock_api.add("tickets")
+            out = tmp_path_factory.getbasetemp().parent / f"url-{i}"
+            out.write_text(mock_api.base_url)
+    """)
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-n", "2",
+                                           "--mock-api-share-server")
+    result.assert_outcomes(passed=6)
+    urls = [p.read_text() for p in pytester.path.parent.glob("**/url-*")]
+    assert len(urls) == 6
+    servers = {u.split("/sessions/")[0] for u in urls}
+    assert len(servers) == 1, servers  # one server for both workers
+    assert len({u.split("/sessions/")[1] for u in urls}) == 6  # a session per test
+    assert {u.split("/sessions/")[1].split("-")[0] for u in urls} == {"gw0", "gw1"}

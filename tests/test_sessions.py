@@ -220,3 +220,24 @@ def test_uploads_stay_in_their_session(api: TestClient) -> None:
     assert api.get(f"/sessions/up/__storage__/files/{storage_id}").content == b"hello"
     assert api.get(f"/__storage__/files/{storage_id}").status_code == 404
     assert api.put(path, content=b"again").status_code == 409
+
+
+def test_a_session_created_with_its_own_settings(api: TestClient) -> None:
+    made = api.post("/__mock__/sessions", json={"name": "s", "seed": 7, "rate_limit": 1,
+                                                "clock": "2027-01-01T00:00:00Z"})
+    assert made.status_code == 201
+    assert api.get("/sessions/s/__mock__/clock").json() == {
+        "now": "2027-01-01T00:00:00.000Z", "frozen": True}
+    assert api.get("/sessions/s/__mock__/rate-limits").json()["per_minute"] == 1
+    assert api.get("/sessions/s/__mock__/rate-limits").json()["workspaces"] == {}
+    assert api.get("/sessions/s/v1/tickets", params={"workspace_id": WS}).status_code == 200
+    assert api.get("/sessions/s/v1/tickets", params={"workspace_id": WS}).status_code == 429
+    assert api.get("/v1/tickets", params={"workspace_id": WS}).status_code == 200
+    # Another seed, other ids; the same seed, the same ids.
+    api.post("/__mock__/sessions", json={"name": "s7", "seed": 7})
+    seven = api.post(f"/sessions/s7/v1/tickets/{TICKET}/notes", json={"body": "x"})
+    api.post("/__mock__/sessions", json={"name": "d"})
+    default = api.post(f"/sessions/d/v1/tickets/{TICKET}/notes", json={"body": "x"})
+    assert seven.json()["data"]["id"] != default.json()["data"]["id"]
+    bad = api.post("/__mock__/sessions", json={"name": "t", "clock": "soon"})
+    assert bad.status_code == 400 and "'clock'" in bad.json()["error"]
