@@ -12,6 +12,7 @@ in a Starlette application.
 
 from __future__ import annotations
 
+import itertools
 import logging
 import secrets
 import time
@@ -45,7 +46,7 @@ from .errors import (
 from .faults import DropResponse, Faults, fault_response
 from .fixtures import Dataset, load_dataset
 from .handlers import load_handlers
-from .journal import Journal
+from .journal import MAX_JOURNAL_BYTES, Journal
 from .pagination import CursorCodec
 from .ratelimit import RateLimiter
 from .requestlog import REQUEST_LOGGER, log_request
@@ -81,6 +82,7 @@ class Config:
     host: str = "127.0.0.1"  # the bound address: off loopback, control needs control_token
     control_token: str | None = None  # X-Mock-Control-Token for /__mock__/ routes
     journal_size: int = 1000  # requests kept for GET /__mock__/requests; 0 turns it off
+    journal_bytes: int = MAX_JOURNAL_BYTES  # and at most this many bytes of them in all
     request_log: bool = True  # one line per request on "mockserver.requests" (when enabled)
     prefer_header: bool = True  # `Prefer: code=404` answers that documented response
     response_cache: int = 256  # answers of repeated reads kept (cache.py); 0 turns it off
@@ -124,7 +126,8 @@ MAX_HEADER_BYTES = 16_384  # inferred: common server limits are 8-16 KiB
 
 def _check_header_size(scope: Scope) -> None:
     # uvicorn's httptools parser sets no limit of its own, so the pipeline enforces one.
-    size = sum(len(k) + len(v) + 4 for k, v in scope["headers"])
+    headers = scope["headers"]
+    size = sum(map(len, itertools.chain.from_iterable(headers))) + 4 * len(headers)
     if size > MAX_HEADER_BYTES:
         raise HeadersTooLarge(f"request headers are larger than {MAX_HEADER_BYTES} bytes")
 
@@ -190,7 +193,8 @@ class MockApp:
             dataset,
             Settings(seed=config.seed, rate_limit=config.rate_limit,
                      frozen_clock=config.frozen_clock),
-            journal_size=config.journal_size, response_cache=config.response_cache,
+            journal_size=config.journal_size, journal_bytes=config.journal_bytes,
+            response_cache=config.response_cache,
         )
         self.cursors = CursorCodec(config.cursor_secret or secrets.token_bytes(32))
         self.router = Router(self.spec)
@@ -220,9 +224,11 @@ class MockApp:
         if snapshot is not None:
             return MockState(snapshot.shared, settings or snapshot.settings, name=name,
                              base=snapshot.base, journal_size=self.config.journal_size,
+                             journal_bytes=self.config.journal_bytes,
                              response_cache=self.config.response_cache)
         return MockState(self.state.shared, settings or self.state.settings, name=name,
                          journal_size=self.config.journal_size,
+                         journal_bytes=self.config.journal_bytes,
                          response_cache=self.config.response_cache)
 
     # -- helpers the handlers use -----------------------------------------------------------
