@@ -36,8 +36,9 @@ MUTATORS = {
 # Names that hold a mock or its state in the package (a `dataset.tokens` being built by the
 # fixture loader is not a state's).
 HOLDERS = {"mock", "_mock", "state", "_state"}
-# The plugin's `mock_api.clock` is a `ClockControl`, which moves the clock by the state's methods.
-FACADES = {("mock_api", "clock")}
+# The plugin's `mock_api.clock` (a `MockApi` named `mock_api` or `api`) is a `ClockControl`,
+# which moves the clock by the state's methods.
+FACADES = {("mock_api", "clock"), ("api", "clock")}
 
 
 def _parts() -> set[str]:
