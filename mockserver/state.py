@@ -27,7 +27,7 @@ from .clock import Clock
 from .errors import Conflict, Forbidden, NotFound
 from .faults import FaultRule, Faults
 from .fixtures import Dataset
-from .journal import Journal, JournalEntry
+from .journal import MAX_JOURNAL_BYTES, Journal, JournalEntry
 from .ratelimit import RateLimiter
 from .storage import FileStore
 from .store import Base, Seed, Snapshot, Store
@@ -105,6 +105,7 @@ class MockState:
         name: str = "default",
         base: Base | None = None,
         journal_size: int = 1000,
+        journal_bytes: int = MAX_JOURNAL_BYTES,
         response_cache: int = 256,
     ) -> None:
         if isinstance(shared, Dataset):
@@ -115,7 +116,7 @@ class MockState:
         self.clock = Clock(frozen_at=settings.frozen_clock)
         self.store = Store(base or shared.seed, clock=self.clock, seed=settings.seed)
         self.limiter = RateLimiter(self.clock, settings.rate_limit)
-        self.journal = Journal(journal_size)
+        self.journal = Journal(journal_size, journal_bytes)
         self.faults = Faults(settings.seed)
         self.cache = ResponseCache(response_cache)
         self.files = FileStore()  # bytes of uploaded files (storage.py)
