@@ -11,6 +11,7 @@ in a Starlette application.
 
 from __future__ import annotations
 
+import itertools
 import logging
 import secrets
 import time
@@ -113,7 +114,8 @@ MAX_HEADER_BYTES = 16_384  # inferred: common server limits are 8-16 KiB
 
 def _check_header_size(scope: Scope) -> None:
     # uvicorn's httptools parser sets no limit of its own, so the pipeline enforces one.
-    size = sum(len(k) + len(v) + 4 for k, v in scope["headers"])
+    headers = scope["headers"]
+    size = sum(map(len, itertools.chain.from_iterable(headers))) + 4 * len(headers)
     if size > MAX_HEADER_BYTES:
         raise HeadersTooLarge(f"request headers are larger than {MAX_HEADER_BYTES} bytes")
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import itertools
 import threading
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qsl
@@ -60,7 +60,7 @@ class JournalEntry:
     method: str
     path: str
     query_string: bytes
-    raw_headers: list[tuple[bytes, bytes]]
+    raw_headers: Sequence[tuple[bytes, bytes]]
     body: bytes | None
     status: int
     response_body: bytes | None
@@ -122,7 +122,7 @@ class JournalEntry:
     def kept_bytes(self) -> int:
         """What the entry holds on to, roughly (bodies, headers, query, a fixed overhead)."""
         return (len(self.body or b"") + len(self.response_body or b"") + len(self.query_string)
-                + sum(len(n) + len(v) for n, v in self.raw_headers) + 256)
+                + sum(map(len, itertools.chain.from_iterable(self.raw_headers))) + 256)
 
 
 class Journal:
@@ -149,6 +149,9 @@ class Journal:
                 truncated.append(name)
         if truncated:
             fields["truncated"] = tuple(truncated)
+        # A tuple of (bytes, bytes) tuples: the garbage collector stops tracking it (a list it
+        # would walk in every collection for as long as the entry is kept).
+        fields["raw_headers"] = tuple(fields.get("raw_headers", ()))
         with self._lock:
             entry = JournalEntry(seq=next(self._seq), **fields)
             size = entry.kept_bytes()

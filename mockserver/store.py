@@ -407,6 +407,7 @@ class Store:
         """Back to the base: drops the layer (O(changes)); the base's indexes are kept."""
         with self.lock:
             self._frozen = self.base.delta
+            self._seed_tables = self.base.seed.tables
             self._layer = {}
             self._sizes = {}
             self._layer_indexes = {}
@@ -478,7 +479,17 @@ class Store:
                 record = rows.get(key, _MISSING)
                 if record is not _MISSING:
                     return record
-        return self.base.seed.tables[table].get(key)
+        return self._seed_tables[table].get(key)
+
+    def records(self, table: str, keys: Iterable[str]) -> list[Record]:
+        """The records of these keys, which must all exist (keys read from an index)."""
+        layer = self._layer.get(table)
+        frozen = self._frozen
+        if layer is None and (frozen is None or table not in frozen.records):
+            seed_rows = self._seed_tables[table]
+            return [seed_rows[key] for key in keys]
+        get = self.get
+        return [get(table, key) for key in keys]  # type: ignore[misc]
 
     def rows(self, table: str) -> Mapping[str, Record]:
         """A read-only, live, merged key -> record view of a table (walk it under `lock`)."""
