@@ -215,6 +215,23 @@ def _ssl_context() -> Any:
         return _SSL[0]
 
 
+class _Shared(httpx.BaseTransport):
+    """A transport shared by the clients of many tests: a client's close() leaves it open;
+    the session closes it (`shutdown`)."""
+
+    def __init__(self, inner: httpx.BaseTransport) -> None:
+        self._inner = inner
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        return self._inner.handle_request(request)
+
+    def close(self) -> None:
+        pass
+
+    def shutdown(self) -> None:
+        self._inner.close()
+
+
 class _KeepAlive(httpx.BaseTransport):
     """A session-wide connection pool shared by the clients of many tests: a client's
     close() leaves it open (connections are per server, not per test); the session closes it."""
@@ -242,6 +259,7 @@ class _Dispatch:
         self._active = 0
         self._idle = threading.Condition()
         self._keep_alive: _KeepAlive | None = None
+        self._in_process: dict[int, tuple[Any, _Shared]] = {}
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] == "lifespan" or self.target is None:
@@ -268,10 +286,21 @@ class _Dispatch:
             self._keep_alive = _KeepAlive()
         return self._keep_alive
 
+    def in_process(self, app: Any) -> httpx.BaseTransport:
+        """A sync in-process transport to this app, shared by the tests of the session
+        (closing a client leaves it open; the session closes it)."""
+        found = self._in_process.get(id(app))
+        if found is None or found[0] is not app:
+            found = self._in_process[id(app)] = (app, _Shared(SyncASGITransport(app)))
+        return found[1]
+
     def close(self) -> None:
         if self._keep_alive is not None:
             self._keep_alive.shutdown()
             self._keep_alive = None
+        for _, transport in self._in_process.values():
+            transport.shutdown()
+        self._in_process.clear()
 
     def wait_idle(self, timeout: float = 2.0) -> None:
         with self._idle:
@@ -430,6 +459,9 @@ class MockApi:
     def transport(self) -> httpx.BaseTransport:
         """A sync httpx transport calling the mock in-process (no socket)."""
         self._need_mock("transport()")
+        if self._dispatch is not None:
+            # One per mock for the whole session (its event-loop thread starts once).
+            return self._dispatch.in_process(self.app)
         transport = SyncASGITransport(self.app)
         self._closers.append(transport.close)
         return transport
