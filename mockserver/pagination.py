@@ -24,35 +24,32 @@ from .store import Index, Record, Store
 
 __all__ = ["CursorCodec", "Page", "encoded", "fingerprint", "walk"]
 
-# JSON of records as sent, by the fields projected (None: the record less its `_` fields),
-# identity: records are never mutated (a write replaces the dict), so a record on a polled page
-# is encoded once, not per request. Each entry holds its record, so an id is never reused
-# while its entry lives. Bounded per projection: the oldest entry goes first.
-_ENCODED: dict[tuple[str, ...] | None, dict[int, tuple[Record, orjson.Fragment]]] = {}
-_ENCODED_SIZE = 8192
+# JSON of records as sent, by record identity and projection (the fields tuple, or None for
+# the whole record): records are never mutated (a write replaces the dict), so a record on a
+# polled page is encoded once, not per request. Each entry holds its record and its fields
+# tuple, so neither id is reused while the entry lives. Bounded in all: oldest out first.
+_ENCODED: dict[tuple[int, int], tuple[Record, tuple[str, ...] | None, orjson.Fragment]] = {}
+_ENCODED_SIZE = 16384
 
 
 def encoded(records: list[Record], fields: tuple[str, ...] | None) -> list[orjson.Fragment]:
-    """These records projected onto `fields` (None: all but the internal `_` fields) as
-    pre-encoded JSON for orjson."""
-    cache = _ENCODED.get(fields)
-    if cache is None:
-        cache = _ENCODED.setdefault(fields, {})
+    """These records (projected onto `fields`, when given) as pre-encoded JSON for orjson."""
+    cache = _ENCODED
+    projection = id(fields)
     out = []
-    get = cache.get
     for record in records:
-        hit = get(id(record))
-        if hit is not None and hit[0] is record:
-            out.append(hit[1])
+        key = (id(record), projection)
+        hit = cache.get(key)
+        if hit is not None and hit[0] is record and hit[1] is fields:
+            out.append(hit[2])
             continue
-        shown = ({k: v for k, v in record.items() if not k.startswith("_")} if fields is None
-                 else {f: record[f] for f in fields if f in record})
+        shown = record if fields is None else {f: record[f] for f in fields if f in record}
         fragment = orjson.Fragment(orjson.dumps(shown))
         if len(cache) >= _ENCODED_SIZE:
             # The oldest goes; a concurrent request may have taken it already.
             with contextlib.suppress(KeyError, RuntimeError, StopIteration):
                 del cache[next(iter(cache))]
-        cache[id(record)] = (record, fragment)
+        cache[key] = (record, fields, fragment)
         out.append(fragment)
     return out
 
