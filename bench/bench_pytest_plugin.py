@@ -60,7 +60,7 @@ def reset_default(server: MockServer, runs: int) -> None:
     headers = {"Authorization": "Bearer mock-write-token"}
     with httpx.Client(base_url=server.base_url, headers=headers) as client:
         resets: list[float] = []
-        params = {"workspace_id": "ws_harborview", "limit": 5}
+        params: dict[str, str | int] = {"workspace_id": "ws_harborview", "limit": 5}
         for _ in range(runs):
             client.get("/v1/tickets", params=params)
             client.post("/v1/tickets/xd_aisha_khan_parking/resolve")
@@ -188,7 +188,7 @@ def main() -> None:
     session_start = time.perf_counter() - started
 
     reset_default(server, args.runs)
-    datasets = [("default", [])] + [(f"{s // 1000}k", [dataset(s)]) for s in scales]
+    datasets: list[tuple[str, list[Path]]] = [("default", [])] + [(f"{s // 1000}k", [dataset(s)]) for s in scales]
     print("reset + first reads (three lists, cache off, in-process server; "
           f"{min(args.runs, 100)} runs each):")
     for label, fixtures in datasets:
