@@ -140,14 +140,16 @@ class Journal:
         self._lock = threading.Lock()
 
     def record(self, **fields: Any) -> JournalEntry:
-        truncated = []
-        for name, size_field in (("body", "body_size"), ("response_body", "response_size")):
-            raw = fields.get(name)
-            if raw is not None and len(raw) > _MAX_BODY_SHOWN:
-                fields[size_field] = len(raw)
-                fields[name] = None
-                truncated.append(name)
-        if truncated:
+        body, response = fields.get("body"), fields.get("response_body")
+        if (body is not None and len(body) > _MAX_BODY_SHOWN) or (
+                response is not None and len(response) > _MAX_BODY_SHOWN):
+            truncated = []
+            for name, size_field, raw in (("body", "body_size", body),
+                                          ("response_body", "response_size", response)):
+                if raw is not None and len(raw) > _MAX_BODY_SHOWN:
+                    fields[size_field] = len(raw)
+                    fields[name] = None
+                    truncated.append(name)
             fields["truncated"] = tuple(truncated)
         # A tuple of (bytes, bytes) tuples: the garbage collector stops tracking it (a list it
         # would walk in every collection for as long as the entry is kept).

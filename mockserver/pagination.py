@@ -14,6 +14,7 @@ import binascii
 import contextlib
 import hashlib
 import hmac
+import operator
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -24,32 +25,41 @@ from .store import Index, Record, Store
 
 __all__ = ["CursorCodec", "Page", "encoded", "fingerprint", "walk"]
 
-# JSON of records as sent, by record identity and projection (the fields tuple, or None for
-# the whole record): records are never mutated (a write replaces the dict), so a record on a
-# polled page is encoded once, not per request. Each entry holds its record and its fields
-# tuple, so neither id is reused while the entry lives. Bounded in all: oldest out first.
-_ENCODED: dict[tuple[int, int], tuple[Record, tuple[str, ...] | None, orjson.Fragment]] = {}
+# JSON of records as sent, per projection (the fields tuple, or None for the whole record),
+# by record identity: records are never mutated (a write replaces the dict), so a record on a
+# polled page is encoded once, not per request. Each entry holds its record (and each table
+# its fields tuple), so no id is reused while its entry lives. Bounded in all: past the bound
+# everything is dropped at once (rare; it costs one encoding per record shown afterwards).
+_ENCODED: dict[int, tuple[tuple[str, ...] | None, dict[int, tuple[Record, orjson.Fragment]]]] = {}
 _ENCODED_SIZE = 16384
+_encoded_count = 0
+_first = operator.itemgetter(0)
+_second = operator.itemgetter(1)
 
 
 def encoded(records: list[Record], fields: tuple[str, ...] | None) -> list[orjson.Fragment]:
     """These records (projected onto `fields`, when given) as pre-encoded JSON for orjson."""
-    cache = _ENCODED
-    projection = id(fields)
+    global _encoded_count
+    found = _ENCODED.get(id(fields))
+    if found is None or found[0] is not fields:
+        found = _ENCODED[id(fields)] = (fields, {})
+    table = found[1]
+    hits: list[Any] = list(map(table.get, map(id, records)))
+    if None not in hits and all(map(operator.is_, map(_first, hits), records)):
+        return list(map(_second, hits))  # the common case: every record seen before
     out = []
-    for record in records:
-        key = (id(record), projection)
-        hit = cache.get(key)
-        if hit is not None and hit[0] is record and hit[1] is fields:
-            out.append(hit[2])
+    for record, hit in zip(records, hits, strict=True):
+        if hit is not None and hit[0] is record:
+            out.append(hit[1])
             continue
         shown = record if fields is None else {f: record[f] for f in fields if f in record}
         fragment = orjson.Fragment(orjson.dumps(shown))
-        if len(cache) >= _ENCODED_SIZE:
-            # The oldest goes; a concurrent request may have taken it already.
-            with contextlib.suppress(KeyError, RuntimeError, StopIteration):
-                del cache[next(iter(cache))]
-        cache[key] = (record, fields, fragment)
+        if _encoded_count >= _ENCODED_SIZE:
+            _ENCODED.clear()
+            _encoded_count = 0
+            table = _ENCODED.setdefault(id(fields), (fields, {}))[1]
+        table[id(record)] = (record, fragment)
+        _encoded_count += 1
         out.append(fragment)
     return out
 
