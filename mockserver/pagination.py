@@ -25,7 +25,7 @@ from .store import Index, Record, Store
 
 __all__ = ["CursorCodec", "Page", "encoded", "fingerprint", "walk"]
 
-# JSON of records as sent, per projection (the fields tuple, or None for the whole record),
+# JSON of records as sent, per projection (the fields tuple, or None: all but `_` fields),
 # by record identity: records are never mutated (a write replaces the dict), so a record on a
 # polled page is encoded once, not per request. Each entry holds its record (and each table
 # its fields tuple), so no id is reused while its entry lives. Bounded in all: past the bound
@@ -38,7 +38,8 @@ _second = operator.itemgetter(1)
 
 
 def encoded(records: list[Record], fields: tuple[str, ...] | None) -> list[orjson.Fragment]:
-    """These records (projected onto `fields`, when given) as pre-encoded JSON for orjson."""
+    """These records projected onto `fields` (None: all but the internal `_` fields) as
+    pre-encoded JSON for orjson."""
     global _encoded_count
     found = _ENCODED.get(id(fields))
     if found is None or found[0] is not fields:
@@ -52,7 +53,8 @@ def encoded(records: list[Record], fields: tuple[str, ...] | None) -> list[orjso
         if hit is not None and hit[0] is record:
             out.append(hit[1])
             continue
-        shown = record if fields is None else {f: record[f] for f in fields if f in record}
+        shown = ({k: v for k, v in record.items() if not k.startswith("_")} if fields is None
+                 else {f: record[f] for f in fields if f in record})
         fragment = orjson.Fragment(orjson.dumps(shown))
         if _encoded_count >= _ENCODED_SIZE:
             _ENCODED.clear()

@@ -170,7 +170,9 @@ def test_encoded_records_follow_writes_and_projections() -> None:
     store.update("things", "r0001", {"created_at": "2027-01-01T00:00:00.000Z"})
     [after] = encoded([store.get("things", "r0001") or {}], fields)
     assert orjson.loads(orjson.dumps(after))["created_at"] == "2027-01-01T00:00:00.000Z"
-    other_fields = ("id",)  # an equal-looking projection of another app: its own entry
+    internal = {"id": "x", "_workspace_id": "ws"}
+    assert orjson.loads(orjson.dumps(encoded([internal], None)[0])) == {"id": "x"}
+    other_fields = ("id",)  # another projection: its own entry
     assert orjson.loads(orjson.dumps(encoded([first], other_fields)[0])) == {"id": "r0001"}
 
 
