@@ -136,6 +136,7 @@ class Journal:
         self._entries: deque[tuple[JournalEntry, int]] = deque()
         self._bytes = 0
         self.dropped = 0  # entries that fell off (either bound) since the last clear
+        self._last_response: bytes | None = None
         self._seq = itertools.count(1)
         self._lock = threading.Lock()
 
@@ -151,6 +152,13 @@ class Journal:
                     fields[name] = None
                     truncated.append(name)
             fields["truncated"] = tuple(truncated)
+        # An answer equal to the previous one (a poll) is kept once: the entry shares the
+        # bytes already kept, and the new copy is freed at once (its memory reused hot).
+        response = fields.get("response_body")
+        if response is not None and response == self._last_response:
+            fields["response_body"] = self._last_response
+        else:
+            self._last_response = response
         # A tuple of (bytes, bytes) tuples: the garbage collector stops tracking it (a list it
         # would walk in every collection for as long as the entry is kept).
         fields["raw_headers"] = tuple(fields.get("raw_headers", ()))
@@ -176,6 +184,7 @@ class Journal:
             self._entries.clear()
             self._bytes = 0
             self.dropped = 0
+            self._last_response = None
         return count
 
     def __len__(self) -> int:
