@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -174,29 +173,22 @@ class Spec:
         )
 
 
-def _cache_dir() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(base) / "workspace-api-mock"
-
-
 def read_document(source: Path) -> dict[str, Any]:
-    """The document as JSON data. Parsing the YAML takes most of start-up, so the parsed form
-    is cached as JSON under ~/.cache, keyed by the file's content hash (never stale)."""
+    """The document as JSON data, parsed in memory (nothing is written anywhere).
+
+    The built wheel carries each document also parsed (`<name>.json` beside `<name>.yaml`,
+    written by hatch_build.py with the YAML's SHA-256): read in milliseconds where parsing the
+    YAML takes most of start-up. It is used only while its hash matches the YAML beside it.
+    """
     raw = source.read_bytes()
-    cached = _cache_dir() / f"{source.stem}-{hashlib.sha256(raw).hexdigest()[:20]}.json"
     try:
-        return dict(orjson.loads(cached.read_bytes()))
+        parsed = orjson.loads(source.with_suffix(".json").read_bytes())
     except (OSError, orjson.JSONDecodeError):
-        pass
-    encoded = orjson.dumps(load_yaml(raw))
-    try:
-        cached.parent.mkdir(parents=True, exist_ok=True)
-        partial = cached.with_suffix(f".{os.getpid()}.tmp")
-        partial.write_bytes(encoded)
-        partial.replace(cached)
-    except OSError:
-        pass  # a read-only home: parse every time
-    return dict(orjson.loads(encoded))
+        parsed = None
+    if (isinstance(parsed, dict) and isinstance(parsed.get("document"), dict)
+            and parsed.get("sha256") == hashlib.sha256(raw).hexdigest()):
+        return dict(parsed["document"])
+    return dict(load_yaml(raw))
 
 
 @functools.lru_cache(maxsize=4)
