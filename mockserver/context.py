@@ -109,7 +109,7 @@ class Context:
         after = self.app.cursors.decode(cursor, fp) if cursor else None
         found = walk(
             self.store, table, index, tuple(partition.values()),
-            limit=limit if limit is not None else self.query.get("limit", 20),
+            limit=limit if limit is not None else self.query["limit"],
             after=after, descending=descending, where=where,
         )
         if isinstance(render, str):
@@ -127,5 +127,5 @@ class Context:
 
     @property
     def descending(self) -> bool:
-        """The request's `order` (desc unless the parameter says asc)."""
-        return self.query.get("order", "desc") != "asc"
+        """The request's `order` (its default comes from the document)."""
+        return bool(self.query["order"] == "desc")

@@ -111,7 +111,7 @@ def _contact_filters(ctx: Context) -> list[Callable[[Record], bool]]:
 @operation("listContacts")
 def list_contacts(ctx: Context) -> dict[str, Any]:
     tests = _contact_filters(ctx)
-    if ctx.query.get("sort_by") == "follow_up_at":
+    if ctx.query["sort_by"] == "follow_up_at":
         # Inferred: contacts carry no follow_up_at; the follow-up is their conversation's (same
         # id), so this order walks the conversations by follow_up_at and lists their contacts.
         # A contact without a conversation has no follow-up and is not part of this order.
@@ -132,7 +132,7 @@ def list_contacts(ctx: Context) -> dict[str, Any]:
 
 @operation("searchContacts")
 def search_contacts(ctx: Context) -> dict[str, Any]:
-    tests = [contact_matcher(ctx.query.get("field", "any"), ctx.query["query"]),
+    tests = [contact_matcher(ctx.query["field"], ctx.query["query"]),
              *_contact_filters(ctx)]
     # Inferred: no sort parameter is documented for search; newest activity first.
     return ctx.page("contacts", partition={"workspace_id": ctx.workspace_id},
@@ -147,7 +147,7 @@ operation("getContact")(get_resource("Contact"))
 def list_contact_messages(ctx: Context) -> dict[str, Any]:
     assert ctx.resource is not None
     return ctx.page("messages", partition={"conversation_id": ctx.resource["id"]},
-                    order=("created_at",), descending=ctx.query.get("order") == "desc",
+                    order=("created_at",), descending=ctx.descending,
                     render="Message")
 
 
@@ -309,7 +309,7 @@ _RESERVATION_SORT = {"arrival": "arrival_date", "departure": "departure_date",
 @operation("listContactReservations")
 def list_contact_reservations(ctx: Context) -> dict[str, Any]:
     assert ctx.resource is not None
-    field = _RESERVATION_SORT[ctx.query.get("sort_by", "arrival")]
+    field = _RESERVATION_SORT[ctx.query["sort_by"]]
     return ctx.page("reservations", partition={"contact_id": ctx.resource["id"]},
                     order=(field,), descending=ctx.descending,
                     where=where_equal(ctx, "status"), render="Reservation")

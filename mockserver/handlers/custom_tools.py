@@ -23,9 +23,6 @@ from ._common import get_resource, name_taken
 
 __all__: list[str] = []
 
-_PATCHABLE = ("name", "description", "language", "code", "parameters",
-              "execution_message_description", "enable_globally")
-
 # -- static checks ----------------------------------------------------------------------------
 
 _JS_MAIN = re.compile(
@@ -277,7 +274,7 @@ def create_custom_tool(ctx: Context) -> dict[str, Any]:
         "parameters": body.get("parameters", {}),
         # Inferred: no status line unless one is given.
         "execution_message_description": body.get("execution_message_description", ""),
-        "enable_globally": body.get("enable_globally", False),
+        "enable_globally": body["enable_globally"],
         "validated": True,  # the static check above passed
         "version": 1,
         "created_at": now,
@@ -291,7 +288,7 @@ def update_custom_tool(ctx: Context) -> dict[str, Any]:
     tool = ctx.resource
     assert tool is not None
     body: dict[str, Any] = ctx.body
-    changes: dict[str, Any] = {k: v for k, v in body.items() if k in _PATCHABLE}
+    changes: dict[str, Any] = dict(body)  # the validated body: CustomToolPatch fields only
     if "code" in changes or "language" in changes:
         # A language change re-checks the (possibly unchanged) code against the new language.
         merged = {**tool, **changes}

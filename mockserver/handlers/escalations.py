@@ -46,7 +46,7 @@ def assign_escalation(ctx: Context) -> dict[str, Any]:
 def resolve_escalation(ctx: Context) -> dict[str, Any]:
     escalation = ctx.resource
     assert escalation is not None
-    status = (ctx.body or {}).get("status", "resolved")  # documented default
+    status = ctx.body["status"]  # an omitted body or status: the document's default
     if escalation["status"] != "pending":
         # Inferred: reviewed, resolved and dismissed are terminal; only pending moves (the
         # description shows no other source state).

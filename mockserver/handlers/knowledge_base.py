@@ -70,13 +70,13 @@ def list_knowledge_nodes(ctx: Context) -> dict[str, Any]:
     return ctx.page("kb_nodes", partition={"workspace_id": ctx.workspace_id},
                     order=("depth", "title"), descending=False,
                     where=(lambda n: n.get("parent_id") == parent_id) if parent_id else None,
-                    render=_renderer(ctx, bool(ctx.query.get("include_body"))))
+                    render=_renderer(ctx, ctx.query["include_body"]))
 
 
 @operation("createKnowledgeNode")
 def create_knowledge_node(ctx: Context) -> dict[str, Any]:
     body: dict[str, Any] = ctx.body
-    is_directory = body.get("is_directory", False)
+    is_directory = body["is_directory"]
     parent = _folder(ctx, body["parent_id"]) if body.get("parent_id") else None
     if is_directory and body.get("entity_ids"):
         # Documented for patches (entity scope is for files only); applied to creation too.
@@ -99,7 +99,7 @@ def create_knowledge_node(ctx: Context) -> dict[str, Any]:
         "source_id": None,
         "is_directory": is_directory,
         "metadata": body.get("metadata", {}),
-        "enabled": body.get("enabled", True),
+        "enabled": body["enabled"],
         "created_by": ctx.principal.user_id,
         # Inferred: indexing completes at once, deterministically.
         "embed_status": "skipped" if is_directory else "indexed",
@@ -185,9 +185,9 @@ def delete_knowledge_node(ctx: Context) -> dict[str, Any]:
 
 @operation("searchKnowledgeNodes")
 def search_knowledge_nodes(ctx: Context) -> dict[str, Any]:
-    body: dict[str, Any] = ctx.body or {}
+    body: dict[str, Any] = ctx.body
     filters: dict[str, Any] = body.get("filters") or {}
-    pagination: dict[str, Any] = body.get("pagination") or {}
+    pagination: dict[str, Any] = body["pagination"]  # page_size from the document's default
     needle = filters["title_contains"].casefold() if "title_contains" in filters else None
 
     def matches(node: Record) -> bool:
@@ -203,9 +203,9 @@ def search_knowledge_nodes(ctx: Context) -> dict[str, Any]:
                 if n["workspace_id"] == ctx.workspace_id and matches(n))
     return ctx.page(
         "kb_nodes", partition={"workspace_id": ctx.workspace_id}, order=("depth", "title"),
-        descending=False, where=matches, render=_renderer(ctx, body.get("include_body", False)),
+        descending=False, where=matches, render=_renderer(ctx, body["include_body"]),
         # JSON Schema counts 28.0 as an integer; the page needs a real one.
-        limit=int(pagination.get("page_size", 20)), cursor=pagination.get("cursor"),
+        limit=int(pagination["page_size"]), cursor=pagination.get("cursor"),
         # The cursor is bound to the filters (what selects the items); include_body only
         # changes how they are rendered, so it may differ from page to page.
         bound_to=filters,
@@ -281,7 +281,7 @@ def search_knowledge_base(ctx: Context) -> dict[str, Any]:
                 "relevance_score": round(score, 4),
             }))
     hits.sort(key=lambda h: h[:4])
-    return {"data": [h[4] for h in hits[: int(body.get("max_results", 10))]]}
+    return {"data": [h[4] for h in hits[: int(body["max_results"])]]}
 
 
 def _knowledge_type(node: Record) -> str:

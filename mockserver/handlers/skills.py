@@ -11,8 +11,6 @@ from ._common import get_resource, name_taken
 
 __all__: list[str] = []
 
-_PATCHABLE = ("name", "display_name", "description", "body", "allowed_tools", "tags", "enabled")
-
 
 def _check_name_free(ctx: Context, workspace_id: str, name: str, own_id: str | None) -> None:
     # Inferred: a skill name (slug-like, e.g. booking-policy) is unique within its workspace.
@@ -42,14 +40,14 @@ def create_skill(ctx: Context) -> dict[str, Any]:
         "id": ctx.new_id("skills"),
         "workspace_id": workspace_id,
         "name": body["name"],
-        # Inferred defaults of omitted fields: no display name and no tool restriction (null),
-        # no tags ([]), enabled (the document's default).
-        "display_name": body.get("display_name"),
+        # Omitted fields take the document's defaults (the validator fills them in); an
+        # omitted allowed_tools is stored as null: no tool restriction.
+        "display_name": body["display_name"],
         "description": body["description"],
         "body": body["body"],
         "allowed_tools": body.get("allowed_tools"),
-        "tags": body.get("tags", []),
-        "enabled": body.get("enabled", True),
+        "tags": body["tags"],
+        "enabled": body["enabled"],
         "created_at": now,
         "updated_at": now,
     })
@@ -69,8 +67,8 @@ def update_skill(ctx: Context) -> dict[str, Any]:
     body: dict[str, Any] = ctx.body
     if "name" in body:
         _check_name_free(ctx, skill["workspace_id"], body["name"], skill["id"])
-    # Only supplied fields change; an explicit null clears display_name, allowed_tools, tags.
-    changes = {k: v for k, v in body.items() if k in _PATCHABLE}
-    changes["updated_at"] = ctx.now()
+    # Only supplied fields change (the validated body holds only SkillPatch fields); an
+    # explicit null clears display_name, allowed_tools, tags.
+    changes = {**body, "updated_at": ctx.now()}
     skill = ctx.store.update("skills", skill["id"], changes)
     return {"data": ctx.shape(skill, "Skill")}

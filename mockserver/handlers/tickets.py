@@ -98,7 +98,7 @@ def list_contact_tickets(ctx: Context) -> dict[str, Any]:
 def list_ticket_messages(ctx: Context) -> dict[str, Any]:
     assert ctx.resource is not None
     return ctx.page("messages", partition={"ticket_id": ctx.resource["id"]},
-                    order=("created_at",), descending=ctx.query.get("order") == "desc",
+                    order=("created_at",), descending=ctx.descending,
                     render="Message")
 
 

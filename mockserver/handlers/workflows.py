@@ -19,7 +19,7 @@ from ._common import data
 @operation("listWorkflows")
 def list_workflows(ctx: Context) -> dict[str, Any]:
     partition: dict[str, Any] = {"_workspace_id": ctx.workspace_id}
-    if not ctx.query.get("all_versions", False):
+    if not ctx.query["all_versions"]:
         partition["is_latest"] = True
     # Inferred (document): newest updated first.
     return ctx.page("workflows", partition=partition, order=("updated_at",), descending=True,
