@@ -70,9 +70,12 @@ class Context:
             raise NotFound(f"{what} {key!r} not found")
         return record
 
-    def shape(self, record: Record, schema: str) -> dict[str, Any]:
-        """The record projected onto the properties of a document schema (drops `_` fields)."""
-        return {name: record[name] for name in self.app.fields(schema) if name in record}
+    def shape(self, record: Record, schema: str | None = None) -> dict[str, Any]:
+        """The record projected onto the properties of a document schema (drops `_` fields);
+        by default the schema the operation's success response sends (`data_schema`)."""
+        name = schema or self.operation.data_schema
+        assert name is not None, f"{self.operation.operation_id} sends no named schema"
+        return {field: record[field] for field in self.app.fields(name) if field in record}
 
     def user(self) -> Record:
         """The workspace user the calling token belongs to."""
@@ -99,8 +102,9 @@ class Context:
 
         `partition` selects the records (e.g. {"workspace_id": ws}); `order` names the sort
         fields (the key breaks ties); `where` filters further; `render` turns a record into
-        what is sent (a schema name projects onto that schema). The cursor is bound to the
-        operation, path and query (and `bound_to`, for bodies that carry filters).
+        what is sent (a schema name projects onto that schema; by default the operation's
+        `data_schema`, from the document). The cursor is bound to the operation, path and
+        query (and `bound_to`, for bodies that carry filters).
         """
         index = self.store.index(table, tuple(partition), tuple(order))
         fp = fingerprint(self.operation.operation_id, self.path, self.query, bound_to)
@@ -112,6 +116,8 @@ class Context:
             limit=limit if limit is not None else self.query["limit"],
             after=after, descending=descending, where=where,
         )
+        if render is None and self.operation.data_schema is not None:
+            render = self.operation.data_schema
         if isinstance(render, str):
             schema = render
             items: list[Any] = [self.shape(r, schema) for r in found.items]

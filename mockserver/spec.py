@@ -61,6 +61,9 @@ class Operation:
     workspace_source: str | None  # path | resource | query | body | None
     success_status: int = 200
     extras: dict[str, Any] = field(default_factory=dict)
+    # The component schema the success response's `data` holds (or lists): what a record is
+    # projected onto when a handler sends it. None when `data` is not a named schema.
+    data_schema: str | None = None
 
     def response_schema(self, status: int) -> dict[str, Any] | None:
         response = self.responses.get(status)
@@ -109,6 +112,16 @@ class Spec:
     def schema_fields(self, name: str) -> tuple[str, ...]:
         """Property names of a component schema, in document order."""
         return tuple(self.components["schemas"][name].get("properties", {}))
+
+    def _data_schema(self, response: dict[str, Any] | None) -> str | None:
+        schema = self.resolve((response or {}).get("content", {})
+                              .get("application/json", {}).get("schema", {}))
+        data = schema.get("properties", {}).get("data") if isinstance(schema, dict) else None
+        if isinstance(data, dict) and "$ref" not in data and data.get("type") == "array":
+            data = data.get("items")
+        ref = data.get("$ref", "") if isinstance(data, dict) else ""
+        prefix = "#/components/schemas/"
+        return ref[len(prefix):] if ref.startswith(prefix) else None
 
     def _compile(self, path: str, method: str, raw: dict[str, Any]) -> Operation:
         parameters = []
@@ -170,6 +183,7 @@ class Spec:
             resource_param=resource_param,
             workspace_source=workspace_source,
             success_status=success,
+            data_schema=self._data_schema(responses[success]),
         )
 
 

@@ -235,7 +235,7 @@ def _builtin_tools(ctx: Context) -> list[Record]:
 def list_tool_catalogue(ctx: Context) -> dict[str, Any]:
     # Documented: each entry's `enabled` is the default a new agent inherits. Inferred order:
     # by name (the catalogue is global to the service, so the same for every workspace).
-    return {"data": [ctx.shape(t, "CatalogueTool") for t in _builtin_tools(ctx)]}
+    return {"data": [ctx.shape(t) for t in _builtin_tools(ctx)]}
 
 
 @operation("listAgentTools")
@@ -254,7 +254,7 @@ def list_agent_tools(ctx: Context) -> dict[str, Any]:
     tools: list[dict[str, Any]] = []
     # Inferred order: built-in tools by name, then custom tools by name.
     if source in (None, "builtin"):
-        tools += [{**ctx.shape(t, "AgentTool"), "enabled": enabled(t, t["enabled"])}
+        tools += [{**ctx.shape(t), "enabled": enabled(t, t["enabled"])}
                   for t in _builtin_tools(ctx)]
     if source in (None, "custom"):
         custom = ctx.store.find("custom_tools",
@@ -273,8 +273,7 @@ def list_agent_runs(ctx: Context) -> dict[str, Any]:
     status = ctx.query.get("status")
     return ctx.page("agent_runs", partition={"agent_id": ctx.resource["id"]},
                     order=("created_at",), descending=True,
-                    where=(lambda run: run["status"] == status) if status else None,
-                    render="AgentRun")
+                    where=(lambda run: run["status"] == status) if status else None)
 
 
 @operation("listAgentConnections")
@@ -283,4 +282,4 @@ def list_agent_connections(ctx: Context) -> dict[str, Any]:
     assert agent is not None
     found = [c for cid in agent.get("connection_ids", ())
              if (c := ctx.store.get("agent_connections", cid)) is not None]
-    return {"data": [ctx.shape(c, "AgentConnection") for c in found]}
+    return {"data": [ctx.shape(c) for c in found]}

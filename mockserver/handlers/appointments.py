@@ -13,7 +13,7 @@ from ._common import get_resource, where_equal
 def list_appointments(ctx: Context) -> dict[str, Any]:
     return ctx.page("appointments", partition={"workspace_id": ctx.workspace_id},
                     order=("start_at",), descending=ctx.descending,
-                    where=where_equal(ctx, "status"), render="Appointment")
+                    where=where_equal(ctx, "status"))
 
 
-operation("getAppointment")(get_resource("Appointment"))
+operation("getAppointment")(get_resource)

@@ -15,8 +15,7 @@ def list_calls(ctx: Context) -> dict[str, Any]:
     if ctx.query.get("contact_id") is not None:
         partition["contact_id"] = ctx.query["contact_id"]
     return ctx.page("calls", partition=partition, order=("started_at",),
-                    descending=ctx.descending, where=where_equal(ctx, "direction"),
-                    render="Call")
+                    descending=ctx.descending, where=where_equal(ctx, "direction"))
 
 
-operation("getCall")(get_resource("Call"))
+operation("getCall")(get_resource)

@@ -123,11 +123,10 @@ def list_contacts(ctx: Context) -> dict[str, Any]:
 
         return ctx.page("conversations", partition={"workspace_id": ctx.workspace_id},
                         order=("follow_up_at",), descending=ctx.descending, where=wanted,
-                        render=lambda conv: ctx.shape(contacts[conv["id"]], "ContactListItem"))
+                        render=lambda conv: ctx.shape(contacts[conv["id"]]))
     return ctx.page("contacts", partition={"workspace_id": ctx.workspace_id},
                     order=("last_message_at",), descending=ctx.descending,
-                    where=(lambda c: all(t(c) for t in tests)) if tests else None,
-                    render="ContactListItem")
+                    where=(lambda c: all(t(c) for t in tests)) if tests else None)
 
 
 @operation("searchContacts")
@@ -137,18 +136,17 @@ def search_contacts(ctx: Context) -> dict[str, Any]:
     # Inferred: no sort parameter is documented for search; newest activity first.
     return ctx.page("contacts", partition={"workspace_id": ctx.workspace_id},
                     order=("last_message_at",), descending=True,
-                    where=lambda c: all(t(c) for t in tests), render="ContactListItem")
+                    where=lambda c: all(t(c) for t in tests))
 
 
-operation("getContact")(get_resource("Contact"))
+operation("getContact")(get_resource)
 
 
 @operation("listContactMessages")
 def list_contact_messages(ctx: Context) -> dict[str, Any]:
     assert ctx.resource is not None
     return ctx.page("messages", partition={"conversation_id": ctx.resource["id"]},
-                    order=("created_at",), descending=ctx.descending,
-                    render="Message")
+                    order=("created_at",), descending=ctx.descending)
 
 
 # -- proactive messages -----------------------------------------------------------------------
@@ -270,7 +268,7 @@ def send_contact_message(ctx: Context) -> dict[str, Any]:
     )
     sent = {**message, "contact_id": contact["id"], "channel_node_id": node_id,
             "sender_id": sender_id}
-    return data(ctx, sent, "ContactMessageSent")
+    return data(ctx, sent)
 
 
 # -- AI pause flag ----------------------------------------------------------------------------
@@ -312,7 +310,7 @@ def list_contact_reservations(ctx: Context) -> dict[str, Any]:
     field = _RESERVATION_SORT[ctx.query["sort_by"]]
     return ctx.page("reservations", partition={"contact_id": ctx.resource["id"]},
                     order=(field,), descending=ctx.descending,
-                    where=where_equal(ctx, "status"), render="Reservation")
+                    where=where_equal(ctx, "status"))
 
 
 @operation("listContactHelpdeskTickets")
@@ -320,8 +318,7 @@ def list_contact_helpdesk_tickets(ctx: Context) -> dict[str, Any]:
     assert ctx.resource is not None
     return ctx.page("helpdesk_tickets", partition={"contact_id": ctx.resource["id"]},
                     order=("last_external_update_at",), descending=ctx.descending,
-                    where=where_equal(ctx, "status", "channel", "connection_id"),
-                    render="HelpdeskTicket")
+                    where=where_equal(ctx, "status", "channel", "connection_id"))
 
 
 @operation("listContactAppointments")
@@ -329,4 +326,4 @@ def list_contact_appointments(ctx: Context) -> dict[str, Any]:
     assert ctx.resource is not None
     return ctx.page("appointments", partition={"contact_id": ctx.resource["id"]},
                     order=("start_at",), descending=ctx.descending,
-                    where=where_equal(ctx, "status"), render="Appointment")
+                    where=where_equal(ctx, "status"))

@@ -13,8 +13,7 @@ from ._common import get_resource, where_equal
 def list_conversation_tags(ctx: Context) -> dict[str, Any]:
     # Inferred (document): sorted by name, ascending.
     return ctx.page("conversation_tags", partition={"workspace_id": ctx.workspace_id},
-                    order=("name",), descending=False, where=where_equal(ctx, "kind"),
-                    render="ConversationTag")
+                    order=("name",), descending=False, where=where_equal(ctx, "kind"))
 
 
-operation("getConversationTag")(get_resource("ConversationTag"))
+operation("getConversationTag")(get_resource)

@@ -111,15 +111,14 @@ def get_conversation(ctx: Context) -> dict[str, Any]:
         "ticket": _latest_ticket(ctx, conversation["id"]),
         "reservation": _reservation_context(ctx, conversation["contact"]["id"]),
     }
-    return data(ctx, detail, "ConversationDetail")
+    return data(ctx, detail)
 
 
 @operation("listConversationMessages")
 def list_conversation_messages(ctx: Context) -> dict[str, Any]:
     assert ctx.resource is not None
     return ctx.page("messages", partition={"conversation_id": ctx.resource["id"]},
-                    order=("created_at",), descending=ctx.descending,
-                    render="Message")
+                    order=("created_at",), descending=ctx.descending)
 
 
 @operation("sendConversationMessage")
@@ -138,4 +137,4 @@ def send_conversation_message(ctx: Context) -> dict[str, Any]:
         ctx, conversation_id=conversation["id"], channel=conversation["channel"],
         body=ctx.body["body"], internal={"_sender_id": sender_id},
     )
-    return data(ctx, message, "MessageSent")
+    return data(ctx, message)

@@ -251,10 +251,10 @@ def _check_name_free(ctx: Context, workspace_id: str, name: str, own_id: str | N
 @operation("listCustomTools")
 def list_custom_tools(ctx: Context) -> dict[str, Any]:
     return ctx.page("custom_tools", partition={"workspace_id": ctx.workspace_id},
-                    order=("created_at",), descending=True, render="CustomTool")
+                    order=("created_at",), descending=True)
 
 
-operation("getCustomTool")(get_resource("CustomTool"))
+operation("getCustomTool")(get_resource)
 
 
 @operation("createCustomTool")
@@ -280,7 +280,7 @@ def create_custom_tool(ctx: Context) -> dict[str, Any]:
         "created_at": now,
         "updated_at": now,
     })
-    return {"data": ctx.shape(tool, "CustomTool")}
+    return {"data": ctx.shape(tool)}
 
 
 @operation("updateCustomTool")
@@ -302,7 +302,7 @@ def update_custom_tool(ctx: Context) -> dict[str, Any]:
         changes["version"] = tool["version"] + 1
     changes["updated_at"] = ctx.now()
     tool = ctx.store.update("custom_tools", tool["id"], changes)
-    return {"data": ctx.shape(tool, "CustomTool")}
+    return {"data": ctx.shape(tool)}
 
 
 @operation("runCustomTool")

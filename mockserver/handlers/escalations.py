@@ -17,11 +17,10 @@ def list_escalations(ctx: Context) -> dict[str, Any]:
     status = ctx.query.get("status")
     return ctx.page("escalations", partition={"workspace_id": ctx.workspace_id},
                     order=("created_at",), descending=True,
-                    where=(lambda e: e["status"] == status) if status else None,
-                    render="Escalation")
+                    where=(lambda e: e["status"] == status) if status else None)
 
 
-operation("getEscalation")(get_resource("Escalation"))
+operation("getEscalation")(get_resource)
 
 
 @operation("assignEscalation")
@@ -39,7 +38,7 @@ def assign_escalation(ctx: Context) -> dict[str, Any]:
         "id": user["id"], "name": full_name(user), "email": user["email"],
         "picture_url": user.get("picture_url"),
     }})
-    return data(ctx, escalation, "Escalation")
+    return data(ctx, escalation)
 
 
 @operation("resolveEscalation")
@@ -57,4 +56,4 @@ def resolve_escalation(ctx: Context) -> dict[str, Any]:
         "reviewed_at": ctx.now(),
         "reviewed_by": author(ctx),  # the calling token's user
     })
-    return data(ctx, escalation, "Escalation")
+    return data(ctx, escalation)

@@ -13,8 +13,7 @@ from ._common import get_resource, where_equal
 def list_helpdesk_tickets(ctx: Context) -> dict[str, Any]:
     return ctx.page("helpdesk_tickets", partition={"workspace_id": ctx.workspace_id},
                     order=("last_external_update_at",), descending=ctx.descending,
-                    where=where_equal(ctx, "status", "channel", "connection_id"),
-                    render="HelpdeskTicket")
+                    where=where_equal(ctx, "status", "channel", "connection_id"))
 
 
-operation("getHelpdeskTicket")(get_resource("HelpdeskTicket"))
+operation("getHelpdeskTicket")(get_resource)

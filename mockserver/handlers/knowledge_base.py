@@ -59,7 +59,7 @@ def _subtree(ctx: Context, node: Record) -> list[Record]:
                           and node["id"] in n.get("ancestors", ()))
 
 
-operation("getKnowledgeNode")(get_resource("KnowledgeNode"))
+operation("getKnowledgeNode")(get_resource)
 
 
 @operation("listKnowledgeNodes")
@@ -109,7 +109,7 @@ def create_knowledge_node(ctx: Context) -> dict[str, Any]:
         "created_at": now,
         "updated_at": now,
     })
-    return {"data": ctx.shape(node, "KnowledgeNode")}
+    return {"data": ctx.shape(node)}
 
 
 @operation("updateKnowledgeNode")
@@ -128,7 +128,7 @@ def update_knowledge_node(ctx: Context) -> dict[str, Any]:
                              "only files carry an entity scope")
         node = ctx.store.update("kb_nodes", node["id"], {"entity_ids": list(body["entity_ids"]),
                                                          "updated_at": ctx.now()})
-        return {"data": ctx.shape(node, "KnowledgeNode")}
+        return {"data": ctx.shape(node)}
 
     changes: dict[str, Any] = {k: body[k] for k in ("title", "metadata", "enabled", "tags")
                                if k in body}
@@ -170,7 +170,7 @@ def update_knowledge_node(ctx: Context) -> dict[str, Any]:
         # Inferred: the subtree's records change (ancestors, depth), so their updated_at moves.
         ctx.store.update("kb_nodes", child_id, {**child_changes, "updated_at": now})
     node = ctx.store.update("kb_nodes", node["id"], {**changes, "updated_at": now})
-    return {"data": ctx.shape(node, "KnowledgeNode")}
+    return {"data": ctx.shape(node)}
 
 
 @operation("deleteKnowledgeNode")

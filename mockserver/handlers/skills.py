@@ -24,10 +24,10 @@ def _check_name_free(ctx: Context, workspace_id: str, name: str, own_id: str | N
 @operation("listSkills")
 def list_skills(ctx: Context) -> dict[str, Any]:
     return ctx.page("skills", partition={"workspace_id": ctx.workspace_id},
-                    order=("created_at",), descending=True, render="Skill")
+                    order=("created_at",), descending=True)
 
 
-operation("getSkill")(get_resource("Skill"))
+operation("getSkill")(get_resource)
 
 
 @operation("createSkill")
@@ -57,7 +57,7 @@ def create_skill(ctx: Context) -> dict[str, Any]:
         for agent in ctx.store.find("agents", lambda a: a["workspace_id"] == workspace_id):
             ctx.store.update("agents", agent["id"], {
                 "skill_ids": [*agent.get("skill_ids", []), skill["id"]], "updated_at": now})
-    return {"data": ctx.shape(skill, "Skill")}
+    return {"data": ctx.shape(skill)}
 
 
 @operation("updateSkill")
@@ -71,4 +71,4 @@ def update_skill(ctx: Context) -> dict[str, Any]:
     # explicit null clears display_name, allowed_tools, tags.
     changes = {**body, "updated_at": ctx.now()}
     skill = ctx.store.update("skills", skill["id"], changes)
-    return {"data": ctx.shape(skill, "Skill")}
+    return {"data": ctx.shape(skill)}
