@@ -267,15 +267,6 @@ def list_agent_tools(ctx: Context) -> dict[str, Any]:
     return {"data": tools}
 
 
-@operation("listAgentRuns")
-def list_agent_runs(ctx: Context) -> dict[str, Any]:
-    assert ctx.resource is not None
-    status = ctx.query.get("status")
-    return ctx.page("agent_runs", partition={"agent_id": ctx.resource["id"]},
-                    order=("created_at",), descending=True,
-                    where=(lambda run: run["status"] == status) if status else None)
-
-
 @operation("listAgentConnections")
 def list_agent_connections(ctx: Context) -> dict[str, Any]:
     agent = ctx.resource

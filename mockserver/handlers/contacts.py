@@ -15,7 +15,7 @@ from ..context import Context
 from ..errors import BadRequest
 from ..store import Record
 from . import operation
-from ._common import data, flag, get_resource, record_outbound_message, where_equal
+from ._common import data, flag, record_outbound_message, where_equal
 
 __all__ = ["channel_kind", "contact_matcher"]
 
@@ -137,16 +137,6 @@ def search_contacts(ctx: Context) -> dict[str, Any]:
     return ctx.page("contacts", partition={"workspace_id": ctx.workspace_id},
                     order=("last_message_at",), descending=True,
                     where=lambda c: all(t(c) for t in tests))
-
-
-operation("getContact")(get_resource)
-
-
-@operation("listContactMessages")
-def list_contact_messages(ctx: Context) -> dict[str, Any]:
-    assert ctx.resource is not None
-    return ctx.page("messages", partition={"conversation_id": ctx.resource["id"]},
-                    order=("created_at",), descending=ctx.descending)
 
 
 # -- proactive messages -----------------------------------------------------------------------
@@ -313,17 +303,3 @@ def list_contact_reservations(ctx: Context) -> dict[str, Any]:
                     where=where_equal(ctx, "status"))
 
 
-@operation("listContactHelpdeskTickets")
-def list_contact_helpdesk_tickets(ctx: Context) -> dict[str, Any]:
-    assert ctx.resource is not None
-    return ctx.page("helpdesk_tickets", partition={"contact_id": ctx.resource["id"]},
-                    order=("last_external_update_at",), descending=ctx.descending,
-                    where=where_equal(ctx, "status", "channel", "connection_id"))
-
-
-@operation("listContactAppointments")
-def list_contact_appointments(ctx: Context) -> dict[str, Any]:
-    assert ctx.resource is not None
-    return ctx.page("appointments", partition={"contact_id": ctx.resource["id"]},
-                    order=("start_at",), descending=ctx.descending,
-                    where=where_equal(ctx, "status"))

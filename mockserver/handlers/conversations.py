@@ -114,13 +114,6 @@ def get_conversation(ctx: Context) -> dict[str, Any]:
     return data(ctx, detail)
 
 
-@operation("listConversationMessages")
-def list_conversation_messages(ctx: Context) -> dict[str, Any]:
-    assert ctx.resource is not None
-    return ctx.page("messages", partition={"conversation_id": ctx.resource["id"]},
-                    order=("created_at",), descending=ctx.descending)
-
-
 @operation("sendConversationMessage")
 def send_conversation_message(ctx: Context) -> dict[str, Any]:
     conversation = ctx.resource

@@ -19,7 +19,7 @@ from ..context import Context
 from ..errors import BadRequest, Conflict
 from ..store import Record
 from . import operation
-from ._common import get_resource, name_taken
+from ._common import name_taken
 
 __all__: list[str] = []
 
@@ -248,15 +248,6 @@ def _check_name_free(ctx: Context, workspace_id: str, name: str, own_id: str | N
                        f"workspace {workspace_id!r} ({taken['id']})")
 
 
-@operation("listCustomTools")
-def list_custom_tools(ctx: Context) -> dict[str, Any]:
-    return ctx.page("custom_tools", partition={"workspace_id": ctx.workspace_id},
-                    order=("created_at",), descending=True)
-
-
-operation("getCustomTool")(get_resource)
-
-
 @operation("createCustomTool")
 def create_custom_tool(ctx: Context) -> dict[str, Any]:
     body: dict[str, Any] = ctx.body
@@ -271,9 +262,8 @@ def create_custom_tool(ctx: Context) -> dict[str, Any]:
         "description": body["description"],
         "language": body["language"],
         "code": body["code"],
-        "parameters": body.get("parameters", {}),
-        # Inferred: no status line unless one is given.
-        "execution_message_description": body.get("execution_message_description", ""),
+        "parameters": body["parameters"],
+        "execution_message_description": body["execution_message_description"],
         "enable_globally": body["enable_globally"],
         "validated": True,  # the static check above passed
         "version": 1,

@@ -7,20 +7,9 @@ from typing import Any
 from ..context import Context
 from ..errors import BadRequest
 from . import operation
-from ._common import author, data, full_name, get_resource, is_member
+from ._common import author, data, full_name, is_member
 
 __all__: list[str] = []
-
-
-@operation("listEscalations")
-def list_escalations(ctx: Context) -> dict[str, Any]:
-    status = ctx.query.get("status")
-    return ctx.page("escalations", partition={"workspace_id": ctx.workspace_id},
-                    order=("created_at",), descending=True,
-                    where=(lambda e: e["status"] == status) if status else None)
-
-
-operation("getEscalation")(get_resource)
 
 
 @operation("assignEscalation")

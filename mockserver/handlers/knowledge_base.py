@@ -18,7 +18,6 @@ from ..context import Context
 from ..errors import BadRequest
 from ..store import Record
 from . import operation
-from ._common import get_resource
 
 __all__: list[str] = []
 
@@ -59,9 +58,6 @@ def _subtree(ctx: Context, node: Record) -> list[Record]:
                           and node["id"] in n.get("ancestors", ()))
 
 
-operation("getKnowledgeNode")(get_resource)
-
-
 @operation("listKnowledgeNodes")
 def list_knowledge_nodes(ctx: Context) -> dict[str, Any]:
     parent_id = ctx.query.get("parent_id")
@@ -81,7 +77,7 @@ def create_knowledge_node(ctx: Context) -> dict[str, Any]:
     if is_directory and body.get("entity_ids"):
         # Documented for patches (entity scope is for files only); applied to creation too.
         raise BadRequest("body field 'entity_ids': a folder has no entity scope; only files do")
-    text = "" if is_directory else body.get("body", "")  # documented: ignored for folders
+    text = "" if is_directory else body["body"]  # documented: ignored for folders
     now = ctx.now()
     node = ctx.store.insert("kb_nodes", {
         "id": ctx.store.new_hex_id(),
@@ -89,7 +85,7 @@ def create_knowledge_node(ctx: Context) -> dict[str, Any]:
         "title": body["title"],
         "body": text,
         "chunk_body": not is_directory,
-        "entity_ids": list(body.get("entity_ids", [])),
+        "entity_ids": list(body["entity_ids"]),
         "parent_id": parent["id"] if parent else None,
         "ancestors": [*parent["ancestors"], parent["id"]] if parent else [],
         "depth": parent["depth"] + 1 if parent else 0,
@@ -98,14 +94,14 @@ def create_knowledge_node(ctx: Context) -> dict[str, Any]:
         "source_type": None,
         "source_id": None,
         "is_directory": is_directory,
-        "metadata": body.get("metadata", {}),
+        "metadata": body["metadata"],
         "enabled": body["enabled"],
         "created_by": ctx.principal.user_id,
         # Inferred: indexing completes at once, deterministically.
         "embed_status": "skipped" if is_directory else "indexed",
         "chunk_count": 0 if is_directory else _chunk_count(text),
         "version": 1,
-        "tags": list(body.get("tags", [])),
+        "tags": list(body["tags"]),
         "created_at": now,
         "updated_at": now,
     })
@@ -130,8 +126,9 @@ def update_knowledge_node(ctx: Context) -> dict[str, Any]:
                                                          "updated_at": ctx.now()})
         return {"data": ctx.shape(node)}
 
-    changes: dict[str, Any] = {k: body[k] for k in ("title", "metadata", "enabled", "tags")
-                               if k in body}
+    # The validated body holds only KnowledgeNodePatch fields: all but body and parent_id
+    # (checked and derived below) are copied as sent.
+    changes: dict[str, Any] = {k: v for k, v in body.items() if k not in ("body", "parent_id")}
     if "body" in body:
         if node["is_directory"]:
             # Inferred: a folder holds no body (creation ignores it; a patch says so).

@@ -7,7 +7,7 @@ from typing import Any
 from ..context import Context
 from ..errors import BadRequest
 from . import operation
-from ._common import get_resource, name_taken
+from ._common import name_taken
 
 __all__: list[str] = []
 
@@ -19,15 +19,6 @@ def _check_name_free(ctx: Context, workspace_id: str, name: str, own_id: str | N
     if taken is not None:
         raise BadRequest(f"body field 'name': a skill named {name!r} already exists in "
                          f"workspace {workspace_id!r} ({taken['id']})")
-
-
-@operation("listSkills")
-def list_skills(ctx: Context) -> dict[str, Any]:
-    return ctx.page("skills", partition={"workspace_id": ctx.workspace_id},
-                    order=("created_at",), descending=True)
-
-
-operation("getSkill")(get_resource)
 
 
 @operation("createSkill")

@@ -18,7 +18,7 @@ from ..context import Context
 from ..errors import BadRequest, Forbidden, NotFound
 from ..store import Record
 from . import operation
-from ._common import author, data, get_resource, is_member, preview, record_outbound_message
+from ._common import author, data, is_member, preview, record_outbound_message
 from .attachments import resolve_attachments
 
 OPEN = ("new", "pending")
@@ -79,9 +79,6 @@ def search_tickets(ctx: Context) -> dict[str, Any]:
                     where=_all(matches, _status_filter(ctx)))
 
 
-operation("getTicket")(get_resource)
-
-
 @operation("listContactTickets")
 def list_contact_tickets(ctx: Context) -> dict[str, Any]:
     assert ctx.resource is not None
@@ -91,13 +88,6 @@ def list_contact_tickets(ctx: Context) -> dict[str, Any]:
 
 
 # -- transcript and replies ------------------------------------------------------------------
-
-
-@operation("listTicketMessages")
-def list_ticket_messages(ctx: Context) -> dict[str, Any]:
-    assert ctx.resource is not None
-    return ctx.page("messages", partition={"ticket_id": ctx.resource["id"]},
-                    order=("created_at",), descending=ctx.descending)
 
 
 @operation("sendTicketMessage")
@@ -125,13 +115,6 @@ def send_ticket_message(ctx: Context) -> dict[str, Any]:
 
 
 # -- internal notes ---------------------------------------------------------------------------
-
-
-@operation("listTicketNotes")
-def list_ticket_notes(ctx: Context) -> dict[str, Any]:
-    assert ctx.resource is not None
-    return ctx.page("ticket_notes", partition={"ticket_id": ctx.resource["id"]},
-                    order=("created_at",), descending=ctx.descending)
 
 
 @operation("createTicketNote")

@@ -31,13 +31,6 @@ def list_workspace_roles(ctx: Context) -> dict[str, Any]:
     return {"data": [ctx.shape(r) for r in roles]}
 
 
-@operation("listWorkspaceUsers")
-def list_workspace_users(ctx: Context) -> dict[str, Any]:
-    # Users belong to several workspaces: the index partitions on the `_workspace_ids` list.
-    return ctx.page("users", partition={"_workspace_ids": ctx.workspace_id}, order=("email",),
-                    descending=False)
-
-
 @operation("searchWorkspaceUsers")
 def search_workspace_users(ctx: Context) -> dict[str, Any]:
     needle = ctx.query["query"].casefold()
@@ -48,27 +41,6 @@ def search_workspace_users(ctx: Context) -> dict[str, Any]:
 
     return ctx.page("users", partition={"_workspace_ids": ctx.workspace_id}, order=("email",),
                     descending=False, where=matches)
-
-
-@operation("listWorkspaceSenders")
-def list_workspace_senders(ctx: Context) -> dict[str, Any]:
-    # Inferred order: by sender id (`<kind>:<address>`), which groups senders by kind.
-    return ctx.page("senders", partition={"workspace_id": ctx.workspace_id}, order=("id",),
-                    descending=False)
-
-
-@operation("listWhatsappTemplates")
-def list_whatsapp_templates(ctx: Context) -> dict[str, Any]:
-    # Inferred order: newest first, like the other creation-ordered lists.
-    return ctx.page("whatsapp_templates", partition={"workspace_id": ctx.workspace_id},
-                    order=("created_at",), descending=True)
-
-
-@operation("listVerificationRules")
-def list_verification_rules(ctx: Context) -> dict[str, Any]:
-    # Inferred order: newest first.
-    return ctx.page("verification_rules", partition={"workspace_id": ctx.workspace_id},
-                    order=("created_at",), descending=True)
 
 
 @operation("getVerificationRule")
