@@ -217,7 +217,7 @@ def test_concurrent_skill_creates_each_reach_every_agent(own_mock: MockApp, base
     # read-modify-write of each agent): concurrent creates must each land on every agent, and
     # get distinct ids and distinct creation instants.
     app = create_app(mock=own_mock)
-    per_driver = 20
+    per_driver = 30
     start = threading.Barrier(6, timeout=30)
 
     def skill(driver: str, i: int) -> dict[str, Any]:
