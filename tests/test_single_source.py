@@ -1,6 +1,6 @@
 """The document is the only source of field lists, defaults and response schema names.
 
-Two checks, both mechanical:
+Mechanical checks:
 
 - the list declarations (handlers/declared.py) agree with the document: their operations are
   paginated GETs, their filters are documented query parameters, and where the document
@@ -9,7 +9,9 @@ Two checks, both mechanical:
   naming the operation's own response schema (it is `Operation.data_schema`), no `.get(name,
   default)` of a request field or query parameter that has a document default (the validator
   fills it), and no literal collection of three or more property names of a request body
-  schema (a field list such as the former `_PATCHABLE`).
+  schema (a field list such as the former `_PATCHABLE`);
+- the control API serves exactly the operations of spec/control-openapi.yaml, at their paths
+  and methods (its success statuses are taken from there too).
 """
 
 from __future__ import annotations
@@ -181,3 +183,16 @@ def test_no_handler_restates_the_document(spec: Spec, module: str) -> None:
 ])
 def test_the_scan_finds_what_it_looks_for(spec: Spec, planted: str, finding: str) -> None:
     assert any(finding in line for line in restatements(planted, spec))
+
+
+def test_the_control_api_routes_from_its_own_document() -> None:
+    from starlette.routing import Route
+
+    from mockserver.app import MockApp
+    from mockserver.control import control_routes, control_spec
+
+    routes = [r for r in control_routes(MockApp()) if isinstance(r, Route)]
+    served = {(r.name, r.path, frozenset(r.methods or ()) - {"HEAD"}) for r in routes}
+    documented = {(op.operation_id, op.path, frozenset({op.method}))
+                  for op in control_spec().operations}
+    assert served == documented
