@@ -32,7 +32,7 @@ def render_agent(ctx: Context, agent: Record) -> dict[str, Any]:
         skill = ctx.store.get("skills", skill_id)
         if skill is not None and skill["workspace_id"] == agent["workspace_id"]:
             skills.append(ctx.shape(skill, "AgentSkillSummary"))
-    return {**ctx.shape(agent, "Agent"), "skills": skills}
+    return {**ctx.shape(agent), "skills": skills}  # the operation's Agent
 
 
 # -- checks shared by create and patch ------------------------------------------------------
