@@ -47,13 +47,15 @@ def test_declared_lists_agree_with_the_document(spec: Spec, operation_id: str) -
     assert listing.table in TABLES
     assert op.data_schema in TABLES[listing.table].schemas
     query = _query(op)
+    raw_params = {p.get("name"): p for p in op.raw.get("parameters", [])}
     for name in listing.filters:
         assert name in query, f"{operation_id}: filter {name!r} is no query parameter"
-        declared = query[name].schema.get("x-filter") or op.raw.get("x-filter")
-        raw = next((p for p in op.raw.get("parameters", []) if p.get("name") == name), {})
-        declared = raw.get("x-filter")
+        declared = raw_params.get(name, {}).get("x-filter")
         if declared is not None:
             assert declared.get("field") == name and not declared.get("values"), declared
+    # Every filter the document states for the operation is applied.
+    stated = {name for name, p in raw_params.items() if p.get("x-filter")}
+    assert stated <= set(listing.filters), f"{operation_id}: filters {stated} not all declared"
     if listing.direction is None:
         assert "order" in query, f"{operation_id} follows `order` but documents none"
         direction = query["order"].default

@@ -7,7 +7,7 @@ query parameters that must equal the record's field of the same name. What is se
 records projected onto the operation's response schema (`Operation.data_schema`).
 
 The vocabulary follows the document's `x-order` (`by`, `direction`) and `x-filter` (`field`)
-extensions; tests/test_declared.py checks each declaration against them where the document
+extensions; tests/test_single_source.py checks each declaration against them where the document
 carries them.
 
 Every GET operation with `x-mock-resource` and no handler of its own answers the addressed
