@@ -11,6 +11,7 @@ in a Starlette application.
 
 from __future__ import annotations
 
+import itertools
 import logging
 import secrets
 import time
@@ -43,7 +44,7 @@ from .errors import (
 from .faults import DropResponse, Faults, fault_response
 from .fixtures import Dataset, load_dataset
 from .handlers import load_handlers
-from .journal import Journal
+from .journal import MAX_JOURNAL_BYTES, Journal
 from .pagination import CursorCodec
 from .ratelimit import RateLimiter
 from .requestlog import REQUEST_LOGGER, log_request
@@ -74,6 +75,7 @@ class Config:
     host: str = "127.0.0.1"  # the bound address: off loopback, control needs control_token
     control_token: str | None = None  # X-Mock-Control-Token for /__mock__/ routes
     journal_size: int = 1000  # requests kept for GET /__mock__/requests; 0 turns it off
+    journal_bytes: int = MAX_JOURNAL_BYTES  # and at most this many bytes of them in all
     request_log: bool = True  # one line per request on "mockserver.requests" (when enabled)
     prefer_header: bool = True  # `Prefer: code=404` answers that documented response
     response_cache: int = 256  # answers of repeated reads kept (cache.py); 0 turns it off
@@ -112,7 +114,8 @@ MAX_HEADER_BYTES = 16_384  # inferred: common server limits are 8-16 KiB
 
 def _check_header_size(scope: Scope) -> None:
     # uvicorn's httptools parser sets no limit of its own, so the pipeline enforces one.
-    size = sum(len(k) + len(v) + 4 for k, v in scope["headers"])
+    headers = scope["headers"]
+    size = sum(map(len, itertools.chain.from_iterable(headers))) + 4 * len(headers)
     if size > MAX_HEADER_BYTES:
         raise HeadersTooLarge(f"request headers are larger than {MAX_HEADER_BYTES} bytes")
 
@@ -189,7 +192,7 @@ class MockApp:
         if missing:
             raise RuntimeError(f"operations without a handler: {', '.join(missing)}")
         self._fields: dict[str, tuple[str, ...]] = {}
-        self.journal = Journal(config.journal_size)
+        self.journal = Journal(config.journal_size, config.journal_bytes)
         self.faults = Faults(config.seed)
         self.cache = ResponseCache(config.response_cache)
         self.files = FileStore()  # bytes of uploaded files (storage.py)

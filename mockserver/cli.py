@@ -32,6 +32,7 @@ def _serve(args: argparse.Namespace) -> int:
         host=args.host,
         control_token=args.control_token,
         journal_size=args.journal_size,
+        journal_bytes=args.journal_bytes,
         response_cache=args.response_cache,
         request_log=not args.quiet,
         strict_params=args.strict_params,
@@ -111,6 +112,9 @@ def build_parser() -> argparse.ArgumentParser:
                        help="X-Mock-Control-Token required by /__mock__/ (needed off loopback)")
     serve.add_argument("--journal-size", type=int, default=1000, metavar="N",
                        help="requests kept for GET /__mock__/requests (0 turns the journal off)")
+    serve.add_argument("--journal-bytes", type=int, default=64 * 1024 * 1024, metavar="N",
+                       help="bytes the journal keeps in all (oldest entries go first; bodies "
+                            "over 64 KiB are not kept, only their size)")
     serve.add_argument("--response-cache", type=int, default=256, metavar="N",
                        help="answers of repeated reads kept until the next write (0 turns it off)")
     serve.add_argument("--strict-params", action="store_true",

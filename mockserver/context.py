@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from .auth import Principal
 from .errors import NotFound
-from .pagination import fingerprint, walk
+from .pagination import encoded, fingerprint, walk
 from .spec import Operation
 from .store import Record, Store
 from .tables import TABLES
@@ -119,12 +119,12 @@ class Context:
         if render is None and self.operation.data_schema is not None:
             render = self.operation.data_schema
         if isinstance(render, str):
-            schema = render
-            items: list[Any] = [self.shape(r, schema) for r in found.items]
+            # Encoded once per record version and schema (pagination.encoded), not per request.
+            items: list[Any] = encoded(found.items, self.app.fields(render))
         elif render is not None:
             items = [render(r) for r in found.items]
         else:  # records as stored, less their internal (`_`) fields
-            items = [public(r) for r in found.items]
+            items = encoded(found.items, None)
         next_cursor = self.app.cursors.encode(fp, found.next_key) if found.next_key else None
         envelope = {"data": items, "next_cursor": next_cursor, "has_more": next_cursor is not None}
         if extra:

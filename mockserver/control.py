@@ -127,7 +127,8 @@ def _list_requests(mock: MockApp, request: Request, query: Any, body: Any) -> di
     total = len(found)
     if query.get("limit"):
         found = found[-query["limit"]:]
-    return {"data": [e.to_dict() for e in found], "total": total}
+    return {"data": [e.to_dict() for e in found], "total": total,
+            "dropped": mock.journal.dropped}
 
 
 def _clear_requests(mock: MockApp, request: Request, query: Any, body: Any) -> dict[str, Any]:

@@ -2,7 +2,12 @@
 
 Recording must stay cheap (it runs on every request while enabled), so an entry keeps the raw
 pieces (the ASGI header list, body bytes) and is only rendered (tokens redacted, JSON bodies
-parsed) when someone reads the journal. The journal is bounded: the oldest entries fall off.
+parsed) when someone reads the journal.
+
+Bounded twice, so that a load test cannot exhaust the mock's memory: at most `maxlen` entries
+and at most `max_bytes` bytes of kept bodies and headers in all (the oldest entries fall off
+first; `dropped` counts them). A body longer than `_MAX_BODY_SHOWN` (which was only ever shown
+as its size) is not kept: the entry says so in `truncated` and keeps the original size.
 """
 
 from __future__ import annotations
@@ -10,7 +15,7 @@ from __future__ import annotations
 import itertools
 import threading
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qsl
@@ -25,6 +30,7 @@ __all__ = ["Journal", "JournalEntry", "redact_header"]
 # Headers whose values are credentials: shown redacted, never verbatim.
 _SECRET_HEADERS = {"authorization", "x-mock-control-token", "cookie", "proxy-authorization"}
 _MAX_BODY_SHOWN = 65_536
+MAX_JOURNAL_BYTES = 64 * 1024 * 1024  # the default byte budget of the whole journal
 
 
 def redact_header(name: str, value: str) -> str:
@@ -36,11 +42,11 @@ def redact_header(name: str, value: str) -> str:
     return redact(value)
 
 
-def _body(raw: bytes | None) -> Any:
+def _body(raw: bytes | None, size: int = 0) -> Any:
+    if size > _MAX_BODY_SHOWN:
+        return f"<{size} bytes, not kept>"
     if not raw:
         return None
-    if len(raw) > _MAX_BODY_SHOWN:
-        return f"<{len(raw)} bytes>"
     try:
         return orjson.loads(raw)
     except orjson.JSONDecodeError:
@@ -54,7 +60,7 @@ class JournalEntry:
     method: str
     path: str
     query_string: bytes
-    raw_headers: list[tuple[bytes, bytes]]
+    raw_headers: Sequence[tuple[bytes, bytes]]
     body: bytes | None
     status: int
     response_body: bytes | None
@@ -62,6 +68,10 @@ class JournalEntry:
     operation_id: str | None
     fault: str | None  # the injected fault that answered, if any
     ignored_params: tuple[str, ...] = ()  # unknown query parameters the mock ignored
+    # What was not kept (too long): "body" and/or "response_body"; their sizes as received.
+    truncated: tuple[str, ...] = ()
+    body_size: int = 0
+    response_size: int = 0
 
     @property
     def time(self) -> str:
@@ -88,8 +98,8 @@ class JournalEntry:
 
     @property
     def json(self) -> Any:
-        """The request body, parsed when it is JSON."""
-        return _body(self.body)
+        """The request body, parsed when it is JSON ("<N bytes, not kept>" when too long)."""
+        return _body(self.body, self.body_size)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -101,34 +111,80 @@ class JournalEntry:
             "headers": self.headers,
             "body": self.json,
             "status": self.status,
-            "response_body": _body(self.response_body),
+            "response_body": _body(self.response_body, self.response_size),
             "latency_ms": round(self.latency_ms, 3),
             "operation_id": self.operation_id,
             "fault": self.fault,
             "ignored_params": list(self.ignored_params),
+            "truncated": list(self.truncated),
         }
+
+    def kept_bytes(self) -> int:
+        """What the entry holds on to, roughly (bodies, headers, query, a fixed overhead)."""
+        return (len(self.body or b"") + len(self.response_body or b"") + len(self.query_string)
+                + sum(map(len, itertools.chain.from_iterable(self.raw_headers))) + 256)
 
 
 class Journal:
-    """A bounded, thread-safe list of `JournalEntry`; `maxlen=0` disables recording."""
+    """A thread-safe list of `JournalEntry` bounded in entries and in bytes; `maxlen=0`
+    disables recording."""
 
-    def __init__(self, maxlen: int = 1000) -> None:
+    def __init__(self, maxlen: int = 1000, max_bytes: int = MAX_JOURNAL_BYTES) -> None:
         self.maxlen = maxlen
+        self.max_bytes = max_bytes
         self.enabled = maxlen > 0
-        self._entries: deque[JournalEntry] = deque(maxlen=max(maxlen, 1))
+        self._entries: deque[tuple[JournalEntry, int]] = deque()
+        self._bytes = 0
+        self.dropped = 0  # entries that fell off (either bound) since the last clear
+        self._last_response: bytes | None = None
         self._seq = itertools.count(1)
         self._lock = threading.Lock()
 
     def record(self, **fields: Any) -> JournalEntry:
+        body, response = fields.get("body"), fields.get("response_body")
+        if (body is not None and len(body) > _MAX_BODY_SHOWN) or (
+                response is not None and len(response) > _MAX_BODY_SHOWN):
+            truncated = []
+            for name, size_field, raw in (("body", "body_size", body),
+                                          ("response_body", "response_size", response)):
+                if raw is not None and len(raw) > _MAX_BODY_SHOWN:
+                    fields[size_field] = len(raw)
+                    fields[name] = None
+                    truncated.append(name)
+            fields["truncated"] = tuple(truncated)
+        # An answer equal to the previous one (a poll) is kept once: the entry shares the
+        # bytes already kept, and the new copy is freed at once (its memory reused hot).
+        response = fields.get("response_body")
+        if response is not None and response == self._last_response:
+            fields["response_body"] = self._last_response
+        else:
+            self._last_response = response
+        # A tuple of (bytes, bytes) tuples: the garbage collector stops tracking it (a list it
+        # would walk in every collection for as long as the entry is kept).
+        fields["raw_headers"] = tuple(fields.get("raw_headers", ()))
         with self._lock:
             entry = JournalEntry(seq=next(self._seq), **fields)
-            self._entries.append(entry)
+            size = entry.kept_bytes()
+            self._entries.append((entry, size))
+            self._bytes += size
+            entries = self._entries
+            while len(entries) > 1 and (len(entries) > self.maxlen
+                                        or self._bytes > self.max_bytes):
+                self._bytes -= entries.popleft()[1]
+                self.dropped += 1
         return entry
+
+    @property
+    def kept_bytes(self) -> int:
+        return self._bytes
 
     def clear(self) -> int:
         with self._lock:
             count = len(self._entries)
             self._entries.clear()
+            self._bytes = 0
+            self.dropped = 0
+            self._last_response = None
         return count
 
     def __len__(self) -> int:
@@ -136,7 +192,7 @@ class Journal:
 
     def __iter__(self) -> Iterator[JournalEntry]:
         with self._lock:
-            return iter(list(self._entries))
+            return iter([e for e, _ in self._entries])
 
     def entries(
         self,
@@ -148,7 +204,7 @@ class Journal:
     ) -> list[JournalEntry]:
         """Entries oldest first, filtered by method, path prefix, status and sequence number."""
         with self._lock:
-            found = list(self._entries)
+            found = [e for e, _ in self._entries]
         if method is not None:
             method = method.upper()
             found = [e for e in found if e.method == method]

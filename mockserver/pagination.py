@@ -14,6 +14,7 @@ import binascii
 import contextlib
 import hashlib
 import hmac
+import operator
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -22,18 +23,73 @@ import orjson
 from .errors import BadRequest
 from .store import Index, Record, Store
 
-__all__ = ["CursorCodec", "Page", "fingerprint", "walk"]
+__all__ = ["CursorCodec", "Page", "encoded", "fingerprint", "walk"]
+
+# JSON of records as sent, per projection (the fields tuple, or None: all but `_` fields),
+# by record identity: records are never mutated (a write replaces the dict), so a record on a
+# polled page is encoded once, not per request. Each entry holds its record (and each table
+# its fields tuple), so no id is reused while its entry lives. Bounded in all: past the bound
+# everything is dropped at once (rare; it costs one encoding per record shown afterwards).
+_ENCODED: dict[int, tuple[tuple[str, ...] | None, dict[int, tuple[Record, orjson.Fragment]]]] = {}
+_ENCODED_SIZE = 16384
+_encoded_count = 0
+_first = operator.itemgetter(0)
+_second = operator.itemgetter(1)
+
+
+def encoded(records: list[Record], fields: tuple[str, ...] | None) -> list[orjson.Fragment]:
+    """These records projected onto `fields` (None: all but the internal `_` fields) as
+    pre-encoded JSON for orjson."""
+    global _encoded_count
+    found = _ENCODED.get(id(fields))
+    if found is None or found[0] is not fields:
+        found = _ENCODED[id(fields)] = (fields, {})
+    table = found[1]
+    hits: list[Any] = list(map(table.get, map(id, records)))
+    if None not in hits and all(map(operator.is_, map(_first, hits), records)):
+        return list(map(_second, hits))  # the common case: every record seen before
+    out = []
+    for record, hit in zip(records, hits, strict=True):
+        if hit is not None and hit[0] is record:
+            out.append(hit[1])
+            continue
+        shown = ({k: v for k, v in record.items() if not k.startswith("_")} if fields is None
+                 else {f: record[f] for f in fields if f in record})
+        fragment = orjson.Fragment(orjson.dumps(shown))
+        if _encoded_count >= _ENCODED_SIZE:
+            _ENCODED.clear()
+            _encoded_count = 0
+            table = _ENCODED.setdefault(id(fields), (fields, {}))[1]
+        table[id(record)] = (record, fragment)
+        _encoded_count += 1
+        out.append(fragment)
+    return out
+
+
+_FINGERPRINTS: dict[Any, str] = {}
 
 
 def fingerprint(operation_id: str, path: Mapping[str, Any], query: Mapping[str, Any],
                 body: Any = None) -> str:
     """What a cursor is bound to: the operation and every parameter except cursor and limit."""
-    material = orjson.dumps(
-        [operation_id, path, {k: v for k, v in query.items() if k not in ("cursor", "limit")},
-         body],
-        option=orjson.OPT_SORT_KEYS,
-    )
-    return hashlib.sha256(material).hexdigest()[:16]
+    bound = {k: v for k, v in query.items() if k not in ("cursor", "limit")}
+    memo: Any = None
+    if body is None:
+        try:  # the same list again (a poll, the next page of a walk): a lookup
+            memo = (operation_id, *path.items(), None, *bound.items())
+            found = _FINGERPRINTS.get(memo)
+        except TypeError:  # a list value (a repeated parameter): not hashable
+            memo = found = None
+        if found is not None:
+            return found
+    material = orjson.dumps([operation_id, path, bound, body], option=orjson.OPT_SORT_KEYS)
+    result = hashlib.sha256(material).hexdigest()[:16]
+    if memo is not None:
+        if len(_FINGERPRINTS) >= 4096:
+            with contextlib.suppress(KeyError, RuntimeError, StopIteration):
+                del _FINGERPRINTS[next(iter(_FINGERPRINTS))]
+        _FINGERPRINTS[memo] = result
+    return result
 
 
 def _tupleize(value: Any) -> Any:
@@ -53,6 +109,7 @@ class CursorCodec:
         self._keyed = hmac.new(secret, digestmod=hashlib.sha256)
         self._remember = remember
         self._issued: dict[str, tuple[str, tuple[Any, ...]]] = {}
+        self._minted: dict[tuple[str, tuple[Any, ...]], str] = {}  # the reverse, for reuse
 
     def _sign(self, payload: bytes) -> bytes:
         mac = self._keyed.copy()
@@ -60,17 +117,27 @@ class CursorCodec:
         return mac.digest()[:16]
 
     def encode(self, query_fingerprint: str, key: tuple[Any, ...]) -> str:
+        """The cursor of a key (deterministic: the same page again gets the same cursor)."""
+        try:
+            known = self._minted.get((query_fingerprint, key))
+        except TypeError:  # a key holding a list
+            known = None
+        if known is not None:
+            return known
         payload = orjson.dumps([query_fingerprint, key])
         token = payload + self._sign(payload)
         cursor = base64.urlsafe_b64encode(token).rstrip(b"=").decode()
         issued = self._issued
         if self._remember <= 0:
             return cursor
+        minted = self._minted
         if len(issued) >= self._remember:
             # The oldest goes; a concurrent request may have taken it already.
             with contextlib.suppress(KeyError, RuntimeError, StopIteration):
-                del issued[next(iter(issued))]
+                del minted[issued.pop(next(iter(issued)))]
         issued[cursor] = (query_fingerprint, key)
+        with contextlib.suppress(TypeError):
+            minted[(query_fingerprint, key)] = cursor
         return cursor
 
     def decode(self, cursor: str, query_fingerprint: str) -> tuple[Any, ...]:
@@ -120,13 +187,13 @@ def walk(
     where: Callable[[Record], bool] | None = None,
 ) -> Page:
     """Up to `limit` matching records after the key `after`, and whether more follow."""
-    rows = store.rows(table)
     if where is None:
         # Unfiltered (the common polling case): every key is a hit; take limit + 1 at once.
         # Indexes follow every write under the store lock, so each key has its record.
         taken = index.take(partition, after=after, descending=descending, count=limit + 1)
-        page = [rows[key[-1]] for key in taken[:limit]]
+        page = store.records(table, [key[-1] for key in taken[:limit]])
         return Page(page, taken[limit - 1] if len(taken) > limit else None)
+    rows = store.rows(table)
     keys = index.keys(partition, after=after, descending=descending)
     items: list[Record] = []
     last_key: tuple[Any, ...] | None = None

@@ -197,6 +197,56 @@ def _config_from_options(pytestconfig: pytest.Config) -> MockApiConfig:
 
 # -- the session server ----------------------------------------------------------------------
 
+# What makes a client need its own transport rather than the session's shared one.
+_TRANSPORT_SETTINGS = frozenset({"transport", "verify", "cert", "trust_env", "http1", "http2",
+                                 "limits", "proxy", "mounts", "app"})
+_SSL: list[Any] = []
+_SSL_LOCK = threading.Lock()
+
+
+def _ssl_context() -> Any:
+    """One default SSL context per process, given to every client the fixture makes: httpx
+    would otherwise load the CA bundle again for each client (~25 ms)."""
+    with _SSL_LOCK:
+        if not _SSL:
+            _SSL.append(httpx.create_ssl_context())
+        return _SSL[0]
+
+
+class _Shared(httpx.BaseTransport):
+    """A transport shared by the clients of many tests: a client's close() leaves it open;
+    the session closes it (`shutdown`)."""
+
+    def __init__(self, inner: httpx.BaseTransport) -> None:
+        self._inner = inner
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        return self._inner.handle_request(request)
+
+    def close(self) -> None:
+        pass
+
+    def shutdown(self) -> None:
+        self._inner.close()
+
+
+class _KeepAlive(httpx.BaseTransport):
+    """A session-wide connection pool shared by the clients of many tests: a client's
+    close() leaves it open (connections are per server, not per test); the session closes it."""
+
+    def __init__(self) -> None:
+        self._inner = httpx.HTTPTransport(verify=_ssl_context())
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        return self._inner.handle_request(request)
+
+    def close(self) -> None:
+        pass
+
+    def shutdown(self) -> None:
+        self._inner.close()
+
+
 class _Dispatch:
     """The ASGI app uvicorn serves: forwards to the current test's mock and keeps what it
     raises (a self-check violation, a handler crash) so the test thread can re-raise it."""
@@ -206,6 +256,8 @@ class _Dispatch:
         self.errors: list[BaseException] = []
         self._active = 0
         self._idle = threading.Condition()
+        self._keep_alive: _KeepAlive | None = None
+        self._in_process: dict[int, tuple[Any, _Shared]] = {}
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] == "lifespan" or self.target is None:
@@ -224,6 +276,29 @@ class _Dispatch:
             with self._idle:
                 self._active -= 1
                 self._idle.notify_all()
+
+    def keep_alive(self) -> httpx.BaseTransport:
+        """The transport `mock_api.client()` uses: one pool of keep-alive connections to
+        this server for the whole session (closing a client leaves it open)."""
+        if self._keep_alive is None:
+            self._keep_alive = _KeepAlive()
+        return self._keep_alive
+
+    def in_process(self, app: Any) -> httpx.BaseTransport:
+        """A sync in-process transport to this app, shared by the tests of the session
+        (closing a client leaves it open; the session closes it)."""
+        found = self._in_process.get(id(app))
+        if found is None or found[0] is not app:
+            found = self._in_process[id(app)] = (app, _Shared(SyncASGITransport(app)))
+        return found[1]
+
+    def close(self) -> None:
+        if self._keep_alive is not None:
+            self._keep_alive.shutdown()
+            self._keep_alive = None
+        for _, transport in self._in_process.values():
+            transport.shutdown()
+        self._in_process.clear()
 
     def wait_idle(self, timeout: float = 2.0) -> None:
         with self._idle:
@@ -275,6 +350,7 @@ class MockServer:
         return found
 
     def stop(self) -> None:
+        self.dispatch.close()
         self._server.should_exit = True
         self._thread.join(timeout=5)
         self._socket.close()
@@ -355,6 +431,11 @@ class MockApi:
         `in_process=True` calls the ASGI app directly (no socket)."""
         if in_process:
             kwargs["transport"] = self.transport()
+        elif self._dispatch is not None and not _TRANSPORT_SETTINGS.intersection(kwargs):
+            # The session's pooled keep-alive connections to its server (not a new pool,
+            # connection and TLS set-up per test).
+            kwargs["transport"] = self._dispatch.keep_alive()
+        kwargs.setdefault("verify", _ssl_context())
         hooks = kwargs.pop("event_hooks", {})
         if self._dispatch is not None and not in_process:
             hooks = {**hooks, "response": [*hooks.get("response", []), self._reraise]}
@@ -369,11 +450,15 @@ class MockApi:
         with`). `in_process=True` calls the ASGI app directly."""
         if in_process:
             kwargs["transport"] = self.async_transport()
+        kwargs.setdefault("verify", _ssl_context())
         return httpx.AsyncClient(base_url=self.base_url, headers=self.headers(token), **kwargs)
 
     def transport(self) -> httpx.BaseTransport:
         """A sync httpx transport calling the mock in-process (no socket)."""
         self._need_mock("transport()")
+        if self._dispatch is not None:
+            # One per mock for the whole session (its event-loop thread starts once).
+            return self._dispatch.in_process(self.app)
         transport = SyncASGITransport(self.app)
         self._closers.append(transport.close)
         return transport

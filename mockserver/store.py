@@ -1,30 +1,65 @@
 """In-memory state, seeded from fixtures. No HTTP in here.
 
-Records are plain dicts treated as immutable: every write replaces a record with a new dict, so
-`reset()` only copies the seeded tables' top-level mappings (cheap enough to run before every
-test) and a page already handed out can never change under a reader.
+Copy-on-write layers (see STORE_CONTRACT in ARCHITECTURE.md, "Store layers"):
 
-Lists are served from sorted indexes (one `SortedList` per partition, e.g. per workspace) kept
-up to date on every write, so a page costs in proportion to its size, not to the dataset.
+- `Seed`: the loaded tables and their sorted indexes, built once (indexes lazily, on first use,
+  thread-safely) and shared by every store over it. Never written.
+- `Snapshot`: an immutable base = a seed plus a frozen delta (records upserted or deleted, the
+  id counter and timestamp floor at snapshot time). Built in O(changes).
+- `Store(base)`: a mutable layer over a base. Writes go to the layer; reads merge the layer over
+  the base (records: the layer's upserts and tombstones over the base mapping; indexes: the
+  base's sorted bucket merged with the layer's small sorted delta, skipping keys the layer
+  replaced or deleted). `reset()` drops the layer: O(changes), and the first reads after it
+  reuse the base's indexes, so a reset costs the same on 100 records and on 500,000.
+
+Records are plain dicts treated as immutable: every write replaces a record with a new dict, so
+a page already handed out can never change under a reader.
+
+Lists are served from sorted indexes (one `SortedList` per partition, e.g. per workspace), so a
+page costs in proportion to its size (plus what the layer changed), not to the dataset.
 """
 
 from __future__ import annotations
 
 import hashlib
+import heapq
+import itertools
 import threading
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import (
+    Callable,
+    ItemsView,
+    Iterable,
+    Iterator,
+    KeysView,
+    Mapping,
+    Sequence,
+    ValuesView,
+)
 from typing import Any
 
 from sortedcontainers import SortedList
 
 from .clock import Clock, format_timestamp
 
-__all__ = ["Index", "Record", "Store"]
+__all__ = ["Base", "Index", "Record", "Seed", "Snapshot", "Store"]
 
 Record = Mapping[str, Any]
+IndexId = tuple[str, tuple[str, ...], tuple[str, ...]]
 
 # Sort keys must be totally ordered even when a field is null: nulls sort after every value.
 _NULL = (1, "")
+_MISSING: Any = object()
+
+# Every store state (any store, any base) gets a version no other state ever had: a write, a
+# reset, a load or a new store draws the next one. A cached answer tagged with a version can
+# therefore only ever be served for the very state it was computed against.
+_VERSIONS = itertools.count(1)
+_VERSIONS_LOCK = threading.Lock()
+
+
+def _next_version() -> int:
+    with _VERSIONS_LOCK:
+        return next(_VERSIONS)
 
 
 def _sort_value(value: Any) -> tuple[int, Any]:
@@ -35,23 +70,23 @@ def _sort_value(value: Any) -> tuple[int, Any]:
     return (0, value)
 
 
-class Index:
-    """Records of one table, partitioned by some fields and sorted by others, then by key.
+class SortedIndex:
+    """Sort keys of some records of one table, partitioned by some fields and sorted by others,
+    then by key. A partition field whose value is a list puts the record in one partition per
+    element (a user belongs to several workspaces). The storage under `Index` views."""
 
-    A partition field whose value is a list puts the record in one partition per element
-    (a user belongs to several workspaces).
-    """
+    __slots__ = ("key_field", "order_fields", "partition_fields", "parts")
 
     def __init__(self, key_field: str, partition: Sequence[str], order: Sequence[str]) -> None:
         self.key_field = key_field
         self.partition_fields = tuple(partition)
         self.order_fields = tuple(order)
-        self._parts: dict[tuple[Any, ...], SortedList] = {}
+        self.parts: dict[tuple[Any, ...], SortedList] = {}
 
     def sort_key(self, record: Record) -> tuple[Any, ...]:
         return (*(_sort_value(record.get(f)) for f in self.order_fields), record[self.key_field])
 
-    def _partitions(self, record: Record) -> list[tuple[Any, ...]]:
+    def partitions(self, record: Record) -> list[tuple[Any, ...]]:
         parts: list[tuple[Any, ...]] = [()]
         for field in self.partition_fields:
             value = record.get(field)
@@ -61,38 +96,31 @@ class Index:
 
     def add(self, record: Record) -> None:
         key = self.sort_key(record)
-        for part in self._partitions(record):
-            self._parts.setdefault(part, SortedList()).add(key)
+        for part in self.partitions(record):
+            bucket = self.parts.get(part)
+            if bucket is None:
+                bucket = self.parts[part] = SortedList()
+            bucket.add(key)
 
     def discard(self, record: Record) -> None:
         key = self.sort_key(record)
-        for part in self._partitions(record):
-            bucket = self._parts.get(part)
+        for part in self.partitions(record):
+            bucket = self.parts.get(part)
             if bucket is not None:
                 bucket.discard(key)
 
-    def take(
-        self, partition: tuple[Any, ...], *, after: tuple[Any, ...] | None, descending: bool,
-        count: int,
-    ) -> list[tuple[Any, ...]]:
-        """Up to `count` sort keys of a partition strictly after `after`, in walking order:
-        one bisection and one positional slice, whatever the partition's size."""
-        bucket = self._parts.get(partition)
-        if not bucket:
-            return []
+    @staticmethod
+    def bucket_take(bucket: SortedList, after: tuple[Any, ...] | None, descending: bool,
+                    count: int) -> list[tuple[Any, ...]]:
         if descending:
             stop = len(bucket) if after is None else bucket.bisect_left(after)
             return bucket[max(0, stop - count):stop][::-1]
         start = 0 if after is None else bucket.bisect_right(after)
         return bucket[start:start + count]
 
-    def keys(
-        self, partition: tuple[Any, ...], *, after: tuple[Any, ...] | None, descending: bool
-    ) -> Iterator[tuple[Any, ...]]:
-        """Sort keys of a partition in order, strictly after `after` (in walking order)."""
-        bucket = self._parts.get(partition)
-        if not bucket:
-            return iter(())
+    @staticmethod
+    def bucket_keys(bucket: SortedList, after: tuple[Any, ...] | None,
+                    descending: bool) -> Iterator[tuple[Any, ...]]:
         if after is None:
             return iter(reversed(bucket)) if descending else iter(bucket)
         if descending:
@@ -100,52 +128,313 @@ class Index:
         return bucket.irange(minimum=after, inclusive=(False, True))
 
 
+def _build_index(ident: IndexId, key_field: str,
+                 records: Iterable[Record | None]) -> SortedIndex:
+    _table, partition, order = ident
+    index = SortedIndex(key_field, partition, order)
+    for record in records:
+        if record is not None:
+            index.add(record)
+    return index
+
+
+class Seed:
+    """Tables loaded once, never written, and their indexes (built lazily, once, shared)."""
+
+    delta: _Frozen | None = None
+    counter = 0
+    last_ms = 0
+
+    def __init__(self, tables: Mapping[str, Mapping[str, Record]],
+                 key_fields: Mapping[str, str]) -> None:
+        self.key_fields = dict(key_fields)
+        # Kept as given (a large dataset is not held twice); never written.
+        self.tables: dict[str, Mapping[str, Record]] = dict(tables)
+        for name in self.key_fields:
+            self.tables.setdefault(name, {})
+        self._indexes: dict[IndexId, SortedIndex] = {}
+        self._lock = threading.Lock()
+
+    @property
+    def seed(self) -> Seed:
+        return self
+
+    def index(self, ident: IndexId) -> SortedIndex:
+        index = self._indexes.get(ident)
+        if index is None:
+            with self._lock:
+                index = self._indexes.get(ident)
+                if index is None:
+                    table = ident[0]
+                    index = _build_index(ident, self.key_fields[table],
+                                         self.tables[table].values())
+                    self._indexes[ident] = index
+        return index
+
+
+class _Frozen:
+    """A frozen delta over a seed: per table, key -> record (None: deleted), the change in
+    each table's size, and the delta's own indexes (built lazily from its records)."""
+
+    def __init__(self, records: dict[str, dict[str, Record | None]],
+                 sizes: dict[str, int], key_fields: Mapping[str, str]) -> None:
+        self.records = records
+        self.sizes = sizes
+        self._key_fields = key_fields
+        self._indexes: dict[IndexId, SortedIndex] = {}
+        self._lock = threading.Lock()
+
+    def index(self, ident: IndexId) -> SortedIndex | None:
+        table = ident[0]
+        if table not in self.records:
+            return None
+        index = self._indexes.get(ident)
+        if index is None:
+            with self._lock:
+                index = self._indexes.get(ident)
+                if index is None:
+                    index = _build_index(ident, self._key_fields[table],
+                                         self.records[table].values())
+                    self._indexes[ident] = index
+        return index
+
+
+class Snapshot:
+    """An immutable base: a seed plus a frozen delta, the id counter and the timestamp floor.
+    Snapshots of stores over snapshots are flattened (always one delta over the seed)."""
+
+    def __init__(self, seed: Seed, delta: _Frozen, counter: int, last_ms: int) -> None:
+        self.seed = seed
+        self.delta: _Frozen | None = delta
+        self.counter = counter
+        self.last_ms = last_ms
+
+    @property
+    def key_fields(self) -> dict[str, str]:
+        return self.seed.key_fields
+
+
+Base = Seed | Snapshot
+
+
+class Index:
+    """The live, merged index of one store: the seed's buckets, the base delta's and the
+    layer's, each sorted; keys replaced or deleted higher up are skipped. Looked up afresh on
+    every call, so a view kept across writes or resets stays current."""
+
+    __slots__ = ("_ident", "_store", "key_field", "order_fields", "partition_fields")
+
+    def __init__(self, store: Store, ident: IndexId) -> None:
+        self._store = store
+        self._ident = ident
+        self.key_field = store.key_fields[ident[0]]
+        self.partition_fields = ident[1]
+        self.order_fields = ident[2]
+
+    def sort_key(self, record: Record) -> tuple[Any, ...]:
+        return (*(_sort_value(record.get(f)) for f in self.order_fields), record[self.key_field])
+
+    def take(
+        self, partition: tuple[Any, ...], *, after: tuple[Any, ...] | None, descending: bool,
+        count: int,
+    ) -> list[tuple[Any, ...]]:
+        """Up to `count` sort keys of a partition strictly after `after`, in walking order.
+        With no change to the table above the seed: one bisection and one positional slice,
+        whatever the partition's size; otherwise a merge that also skips what was changed."""
+        store = self._store
+        table = self._ident[0]
+        seed_index = store.base.seed.index(self._ident)
+        if table not in store._layer and (store._frozen is None
+                                          or table not in store._frozen.records):
+            bucket = seed_index.parts.get(partition)
+            if not bucket:
+                return []
+            return SortedIndex.bucket_take(bucket, after, descending, count)
+        return list(itertools.islice(
+            self.keys(partition, after=after, descending=descending), count))
+
+    def keys(
+        self, partition: tuple[Any, ...], *, after: tuple[Any, ...] | None, descending: bool
+    ) -> Iterator[tuple[Any, ...]]:
+        """Sort keys of a partition in order, strictly after `after` (in walking order)."""
+        store = self._store
+        ident = self._ident
+        table = ident[0]
+        seed_bucket = store.base.seed.index(ident).parts.get(partition)
+        frozen = store._frozen
+        frozen_rows = frozen.records.get(table) if frozen is not None else None
+        layer_rows = store._layer.get(table)
+        sources: list[Iterator[tuple[Any, ...]]] = []
+        if seed_bucket:
+            it = SortedIndex.bucket_keys(seed_bucket, after, descending)
+            shadows = [s for s in (frozen_rows, layer_rows) if s]
+            if shadows:
+                it = _unshadowed(it, shadows)
+            sources.append(it)
+        if frozen_rows and frozen is not None:
+            frozen_index = frozen.index(ident)
+            bucket = frozen_index.parts.get(partition) if frozen_index else None
+            if bucket:
+                it = SortedIndex.bucket_keys(bucket, after, descending)
+                if layer_rows:
+                    it = _unshadowed(it, [layer_rows])
+                sources.append(it)
+        if layer_rows:
+            bucket = store._layer_index(ident).parts.get(partition)
+            if bucket:
+                sources.append(SortedIndex.bucket_keys(bucket, after, descending))
+        if not sources:
+            return iter(())
+        if len(sources) == 1:
+            return sources[0]
+        return heapq.merge(*sources, reverse=descending)
+
+
+def _unshadowed(keys: Iterator[tuple[Any, ...]],
+                shadows: list[dict[str, Record | None]]) -> Iterator[tuple[Any, ...]]:
+    if len(shadows) == 1:
+        shadow = shadows[0]
+        return (k for k in keys if k[-1] not in shadow)
+    a, b = shadows
+    return (k for k in keys if k[-1] not in a and k[-1] not in b)
+
+
+class _Rows(Mapping[str, Record]):
+    """A read-only, live, merged key -> record view of one table of a store."""
+
+    __slots__ = ("_store", "_table")
+
+    def __init__(self, store: Store, table: str) -> None:
+        if table not in store.key_fields:
+            raise KeyError(table)
+        self._store = store
+        self._table = table
+
+    def __getitem__(self, key: str) -> Record:
+        record = self._store.get(self._table, key)
+        if record is None:
+            raise KeyError(key)
+        return record
+
+    def get(self, key: str, default: Any = None) -> Any:
+        record = self._store.get(self._table, key)
+        return default if record is None else record
+
+    def __contains__(self, key: object) -> bool:
+        return isinstance(key, str) and self._store.get(self._table, key) is not None
+
+    def __len__(self) -> int:
+        return self._store.count(self._table)
+
+    def __iter__(self) -> Iterator[str]:
+        return (key for key, _ in self._store._items(self._table))
+
+    def keys(self) -> KeysView[str]:
+        return KeysView(self)
+
+    def values(self) -> ValuesView[Record]:
+        return _Values(self)
+
+    def items(self) -> ItemsView[str, Record]:
+        return _Items(self)
+
+    def __repr__(self) -> str:
+        return f"<rows of {self._table!r}: {len(self)} records>"
+
+
+class _Values(ValuesView[Record]):
+    def __init__(self, rows: _Rows) -> None:
+        super().__init__(rows)
+        self._rows = rows
+
+    def __iter__(self) -> Iterator[Record]:
+        return (record for _, record in self._rows._store._items(self._rows._table))
+
+
+class _Items(ItemsView[str, Record]):
+    def __init__(self, rows: _Rows) -> None:
+        super().__init__(rows)
+        self._rows = rows
+
+    def __iter__(self) -> Iterator[tuple[str, Record]]:
+        return self._rows._store._items(self._rows._table)
+
+
 class Store:
-    """Tables of records keyed by their id field, with sorted indexes and a seeded reset."""
+    """A mutable layer of records over a base (a `Seed` or a `Snapshot`), with merged sorted
+    indexes and a reset back to the base.
+
+    `Store(base, *, clock, seed)` builds a store over a base; `Store(tables, key_fields, *,
+    clock, seed)` first builds a `Seed` of these tables.
+    """
 
     def __init__(
         self,
-        seed_tables: Mapping[str, Mapping[str, Record]],
-        key_fields: Mapping[str, str],
+        base: Base | Mapping[str, Mapping[str, Record]],
+        key_fields: Mapping[str, str] | None = None,
         *,
         clock: Clock,
         seed: int = 0,
     ) -> None:
+        if not isinstance(base, (Seed, Snapshot)):
+            if key_fields is None:
+                raise TypeError("Store(tables, key_fields, ...): key_fields are required")
+            base = Seed(base, key_fields)
         self.clock = clock
-        self.seed = seed
-        self.key_fields = dict(key_fields)
+        self.seed = seed  # of the id sequence
         self.lock = threading.RLock()
-        # The seeded tables are kept as given (never written: every write goes to the copy
-        # that reset() makes), so a large dataset is not held twice.
-        self._seed_tables = seed_tables
-        self._tables: dict[str, dict[str, Record]] = {}
-        self._indexes: dict[tuple[str, tuple[str, ...], tuple[str, ...]], Index] = {}
-        self._by_table: dict[str, list[Index]] = {}
+        self.base: Base = base
+        self._frozen: _Frozen | None = None
+        # The layer: per table, key -> record (None: deleted), and each table's size change.
+        self._layer: dict[str, dict[str, Record | None]] = {}
+        self._sizes: dict[str, int] = {}
+        self._layer_indexes: dict[IndexId, SortedIndex] = {}
+        self._by_table: dict[str, list[SortedIndex]] = {}
+        self._views: dict[IndexId, Index] = {}
         self._counter = 0
         self._last_ms = 0
         # Moves on every write, reset and load: what a cached answer was computed against.
         self.version = 0
         self.reset()
 
+    @property
+    def key_fields(self) -> dict[str, str]:
+        return self.base.seed.key_fields
+
     # -- lifecycle ----------------------------------------------------------------------
 
     def reset(self) -> None:
-        """Back to the seeded state: tables, indexes, id sequence and timestamp floor."""
+        """Back to the base: drops the layer (O(changes)); the base's indexes are kept."""
         with self.lock:
-            self._tables = {name: dict(rows) for name, rows in self._seed_tables.items()}
-            for name in self.key_fields:
-                self._tables.setdefault(name, {})
-            self._indexes = {}
+            self._frozen = self.base.delta
+            self._seed_tables = self.base.seed.tables
+            self._layer = {}
+            self._sizes = {}
+            self._layer_indexes = {}
             self._by_table = {}
-            self._counter = 0
-            self._last_ms = 0
-            self.version += 1
+            self._counter = self.base.counter
+            self._last_ms = self.base.last_ms
+            self.version = _next_version()
 
     def load(self, tables: Mapping[str, Mapping[str, Record]]) -> None:
-        """Replace the seeded state (and the current state) with other tables."""
+        """Replace the base (and the current state) with a new seed of these tables."""
         with self.lock:
-            self._seed_tables = tables
+            self.base = Seed(tables, self.key_fields)
+            self._views = {}
             self.reset()
+
+    def snapshot(self) -> Snapshot:
+        """The store's current state as an immutable base, in O(changes)."""
+        with self.lock:
+            frozen = self._frozen
+            records: dict[str, dict[str, Record | None]] = (
+                {t: dict(rows) for t, rows in frozen.records.items()} if frozen else {})
+            sizes = dict(frozen.sizes) if frozen else {}
+            for table, rows in self._layer.items():
+                records.setdefault(table, {}).update(rows)
+                sizes[table] = sizes.get(table, 0) + self._sizes.get(table, 0)
+            return Snapshot(self.base.seed, _Frozen(records, sizes, self.key_fields),
+                            self._counter, self._last_ms)
 
     # -- identities and time --------------------------------------------------------------
 
@@ -178,70 +467,131 @@ class Store:
     # -- reads --------------------------------------------------------------------------
 
     def get(self, table: str, key: str) -> Record | None:
-        return self._tables[table].get(key)
+        layer = self._layer.get(table)
+        if layer is not None:
+            record = layer.get(key, _MISSING)
+            if record is not _MISSING:
+                return record
+        frozen = self._frozen
+        if frozen is not None:
+            rows = frozen.records.get(table)
+            if rows is not None:
+                record = rows.get(key, _MISSING)
+                if record is not _MISSING:
+                    return record
+        return self._seed_tables[table].get(key)
+
+    def records(self, table: str, keys: Iterable[str]) -> list[Record]:
+        """The records of these keys, which must all exist (keys read from an index)."""
+        layer = self._layer.get(table)
+        frozen = self._frozen
+        if layer is None and (frozen is None or table not in frozen.records):
+            seed_rows = self._seed_tables[table]
+            return [seed_rows[key] for key in keys]
+        get = self.get
+        return [get(table, key) for key in keys]  # type: ignore[misc]
 
     def rows(self, table: str) -> Mapping[str, Record]:
-        """The live key-to-record mapping of a table (read it under `lock` when walking)."""
-        return self._tables[table]
+        """A read-only, live, merged key -> record view of a table (walk it under `lock`)."""
+        return _Rows(self, table)
+
+    def _items(self, table: str) -> Iterator[tuple[str, Record]]:
+        seed_rows = self.base.seed.tables[table]
+        frozen = self._frozen
+        frozen_rows = frozen.records.get(table) if frozen is not None else None
+        layer_rows = self._layer.get(table)
+        if not frozen_rows and not layer_rows:
+            return iter(seed_rows.items())
+        return self._merged_items(seed_rows, frozen_rows or {}, layer_rows or {})
+
+    @staticmethod
+    def _merged_items(seed_rows: Mapping[str, Record], frozen_rows: dict[str, Record | None],
+                      layer_rows: dict[str, Record | None]) -> Iterator[tuple[str, Record]]:
+        for key, record in seed_rows.items():
+            if key not in frozen_rows and key not in layer_rows:
+                yield key, record
+        for key, maybe in frozen_rows.items():
+            if maybe is not None and key not in layer_rows:
+                yield key, maybe
+        for key, maybe in layer_rows.items():
+            if maybe is not None:
+                yield key, maybe
 
     def all(self, table: str) -> Iterable[Record]:
-        return self._tables[table].values()
+        """Every record of a table (a re-iterable view; walk it under `lock`)."""
+        return self.rows(table).values()
 
     def count(self, table: str) -> int:
-        return len(self._tables[table])
+        frozen = self._frozen
+        return (len(self.base.seed.tables[table])
+                + (frozen.sizes.get(table, 0) if frozen is not None else 0)
+                + self._sizes.get(table, 0))
 
     def find(self, table: str, predicate: Callable[[Record], bool]) -> list[Record]:
         """A full scan, for small tables and rare lookups."""
-        return [r for r in self._tables[table].values() if predicate(r)]
+        return [r for _, r in self._items(table) if predicate(r)]
 
     def index(self, table: str, partition: Sequence[str], order: Sequence[str]) -> Index:
-        """The index of `table` partitioned and ordered by these fields, built on first use."""
+        """The merged index of `table` partitioned and ordered by these fields (the base's
+        part is built once per base, on first use; the layer's from the layer's records)."""
         ident = (table, tuple(partition), tuple(order))
-        index = self._indexes.get(ident)
+        view = self._views.get(ident)
+        if view is None:
+            if table not in self.key_fields:
+                raise KeyError(table)
+            view = self._views[ident] = Index(self, ident)
+        return view
+
+    def _layer_index(self, ident: IndexId) -> SortedIndex:
+        index = self._layer_indexes.get(ident)
         if index is None:
             with self.lock:
-                index = self._indexes.get(ident)
+                index = self._layer_indexes.get(ident)
                 if index is None:
-                    index = Index(self.key_fields[table], partition, order)
-                    for record in self._tables[table].values():
-                        index.add(record)
-                    self._indexes[ident] = index
+                    table = ident[0]
+                    index = _build_index(ident, self.key_fields[table],
+                                         self._layer.get(table, {}).values())
+                    self._layer_indexes[ident] = index
                     self._by_table.setdefault(table, []).append(index)
         return index
 
     # -- writes ---------------------------------------------------------------------------
 
+    def _put(self, table: str, key: str, old: Record | None, new: Record | None) -> None:
+        layer = self._layer.get(table)
+        if layer is None:
+            layer = self._layer[table] = {}
+        previous = layer.get(key)  # the layer's own earlier version, in its indexes
+        for index in self._by_table.get(table, ()):
+            if previous is not None:
+                index.discard(previous)
+            if new is not None:
+                index.add(new)
+        layer[key] = new
+        change = (new is not None) - (old is not None)
+        if change:
+            self._sizes[table] = self._sizes.get(table, 0) + change
+        self.version = _next_version()
+
     def insert(self, table: str, record: Record) -> Record:
         with self.lock:
             key = record[self.key_fields[table]]
-            rows = self._tables[table]
-            old = rows.get(key)
-            self._reindex(table, old, record)
-            rows[key] = record
-            self.version += 1
+            self._put(table, key, self.get(table, key), record)
             return record
 
     def update(self, table: str, key: str, changes: Mapping[str, Any]) -> Record:
         """Replace the record by a copy with `changes` applied; returns the new record."""
         with self.lock:
-            old = self._tables[table][key]
+            old = self.get(table, key)
+            if old is None:
+                raise KeyError(key)
             new = {**old, **changes}
-            self._reindex(table, old, new)
-            self._tables[table][key] = new
-            self.version += 1
+            self._put(table, key, old, new)
             return new
 
     def delete(self, table: str, key: str) -> Record | None:
         with self.lock:
-            old = self._tables[table].pop(key, None)
+            old = self.get(table, key)
             if old is not None:
-                self._reindex(table, old, None)
-                self.version += 1
+                self._put(table, key, old, None)
             return old
-
-    def _reindex(self, table: str, old: Record | None, new: Record | None) -> None:
-        for index in self._by_table.get(table, ()):
-            if old is not None:
-                index.discard(old)
-            if new is not None:
-                index.add(new)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 import logging
+import tracemalloc
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -63,6 +64,37 @@ def test_journal_is_bounded() -> None:
     for _ in range(5):
         client.get("/v1")
     assert [e["seq"] for e in client.get("/__mock__/requests").json()["data"]] == [3, 4, 5]
+
+
+def test_journal_has_a_byte_budget_and_marks_what_it_did_not_keep() -> None:
+    """A load test of large bodies cannot grow the mock without bound: bodies over 64 KiB are
+    not kept (the entry says so and keeps the size) and the journal keeps at most
+    `journal_bytes` in all, dropping the oldest entries first (counted)."""
+    mock = MockApp(Config(journal_size=1000, journal_bytes=200_000))
+    client = TestClient(create_app(mock=mock), headers=auth())
+    big = b'{"first_name": "' + b"x" * 1_000_000 + b'"}'
+    tracemalloc.start()
+    try:
+        client.post(f"/v1/skills?workspace_id={WS}", content=big)  # warm-up
+        before, _ = tracemalloc.get_traced_memory()
+        for _ in range(40):
+            response = client.post(f"/v1/skills?workspace_id={WS}", content=big)
+            assert response.status_code in (400, 413)
+        grown = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert grown < 5_000_000  # 40 MB received; kept, it would be >= 40 MB
+    listed = client.get("/__mock__/requests", params={"method": "POST"}).json()
+    entry = listed["data"][-1]
+    assert entry["truncated"] == ["body"] and entry["body"] == f"<{len(big)} bytes, not kept>"
+    # The byte budget: medium bodies (kept whole) push the oldest entries out.
+    for _ in range(100):
+        client.post(f"/v1/skills?workspace_id={WS}", content=b'{"x": "' + b"y" * 10_000 + b'"}')
+    assert mock.journal.kept_bytes <= 200_000
+    listed = client.get("/__mock__/requests").json()
+    assert 10 <= listed["total"] < 30 and listed["dropped"] >= 100
+    assert all(e["truncated"] == [] for e in listed["data"])
+    assert listed["data"][-2]["body"] == {"x": "y" * 10_000}
 
 
 def test_control_is_not_under_v1(api: TestClient) -> None:

@@ -357,3 +357,44 @@ def test_a_handler_crash_fails_the_test(pytester: pytest.Pytester) -> None:
     """)
     result.assert_outcomes(failed=1)  # at the call that got the 500, with the exception
     assert "KeyError: 'boom'" in result.stdout.str()
+
+
+def test_clients_share_the_session_connections_and_one_ssl_context(
+        pytester: pytest.Pytester) -> None:
+    """mock_api.client() costs no TLS set-up and no new connection per test: the clients of
+    successive tests share one keep-alive pool (closing a client, at teardown, leaves it open)
+    and one SSL context; a client asking for its own transport settings gets its own. The
+    in-process transport is one per mock for the session too."""
+    result = run(pytester, """
+        import httpx
+        from mockserver import pytest_plugin
+
+        seen = []
+
+        def test_first(mock_api):
+            client = mock_api.client()
+            assert client.get("/v1/contacts", params={"workspace_id": "ws_harborview"}
+                              ).status_code == 200
+            seen.append(client._transport)
+            seen.append(pytest_plugin._ssl_context())
+            seen.append(client._transport._inner._pool.connections[0])
+            with httpx.Client(base_url="http://api.test", transport=mock_api.transport(),
+                              headers=mock_api.headers()) as in_process:
+                assert in_process.get("/v1/models").status_code == 200
+            seen.append(mock_api.transport())
+
+        def test_second(mock_api):
+            client = mock_api.client("read")
+            assert client.get("/v1/contacts", params={"workspace_id": "ws_harborview"}
+                              ).status_code == 200
+            assert client._transport is seen[0]
+            pool = seen[0]._inner._pool
+            assert pool.connections == [seen[2]]  # the first test's connection, reused
+            assert mock_api.async_client()._transport._pool._ssl_context is seen[1]
+            assert mock_api.transport() is seen[3]  # closed by a client: still usable
+            assert mock_api.client(in_process=True).get("/v1/models").status_code == 200
+            own = mock_api.client(http2=False)
+            assert own._transport is not seen[0]
+            assert own._transport._pool._ssl_context is seen[1]
+    """)
+    result.assert_outcomes(passed=2)

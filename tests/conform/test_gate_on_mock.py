@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -17,12 +16,10 @@ from .conftest import OTHER, READ, WORKSPACE, WRITE, served
 def test_full_gate_passes_on_the_mock(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     junit, report = tmp_path / "conform.xml", tmp_path / "conform.json"
     with served() as (url, _):
-        started = time.monotonic()
         code = main(["--base-url", url, "--token", WRITE, "--read-token", READ,
                      "--foreign-token", OTHER, "--workspace", WORKSPACE, "--allow-writes",
                      "--max-examples", "5", "--seed", "1", "--rate", "0",
                      "--report", f"junit:{junit}", "--report", f"json:{report}"])
-        took = time.monotonic() - started
     out = capsys.readouterr()
     data = json.loads(report.read_text())
     errors = [v for v in data["violations"] if v["severity"] == "error"]
@@ -35,7 +32,6 @@ def test_full_gate_passes_on_the_mock(tmp_path: Path, capsys: pytest.CaptureFixt
     suites = {s.get("name") for s in ET.parse(junit).getroot()}
     assert {"pagination", "auth", "state-rules", "schemathesis", "error-shape"} <= suites
     assert "PASS" in out.out and "pagination  listSkills" in out.err  # summary + progress
-    assert took < 150, f"the full gate took {took:.0f}s"
 
 
 def test_read_only_gate_sends_no_writes() -> None:

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import orjson
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mockserver.clock import Clock
 from mockserver.errors import BadRequest
-from mockserver.pagination import CursorCodec, fingerprint, walk
+from mockserver.pagination import CursorCodec, encoded, fingerprint, walk
 from mockserver.store import Store
 
 
@@ -163,3 +164,37 @@ def test_a_page_costs_in_proportion_to_its_size() -> None:
         assert len(deep.items) == 20 and deep.next_key is not None
         assert touched <= 21  # the page and one look-ahead, out of 5000 records
     assert len(first.items) == 20
+
+
+def test_encoded_records_follow_writes_and_projections() -> None:
+    """Page items are encoded once per record version and projection: a write (which
+    replaces the record) is sent as written, and two projections of one record differ."""
+    store = make_store(3)
+    first = store.get("things", "r0001") or {}
+    fields = ("id", "created_at")
+    [whole] = encoded([first], None)
+    assert encoded([first], None)[0] is whole  # remembered
+    assert orjson.loads(orjson.dumps(whole)) == first
+    assert orjson.loads(orjson.dumps(encoded([first], fields)[0])) == {
+        "id": "r0001", "created_at": first["created_at"]}
+    store.update("things", "r0001", {"created_at": "2027-01-01T00:00:00.000Z"})
+    [after] = encoded([store.get("things", "r0001") or {}], fields)
+    assert orjson.loads(orjson.dumps(after))["created_at"] == "2027-01-01T00:00:00.000Z"
+    internal = {"id": "x", "_workspace_id": "ws"}
+    assert orjson.loads(orjson.dumps(encoded([internal], None)[0])) == {"id": "x"}
+    other_fields = ("id",)  # another projection: its own entry
+    assert orjson.loads(orjson.dumps(encoded([first], other_fields)[0])) == {"id": "r0001"}
+
+
+def test_fingerprint_and_cursor_memos_agree_with_computing_afresh() -> None:
+    codec = CursorCodec(b"secret")
+    query = {"workspace_id": "ws", "status": "open", "limit": 5}
+    fp = fingerprint("listThings", {}, query)
+    assert fingerprint("listThings", {}, {**query, "cursor": "c", "limit": 9}) == fp
+    assert fingerprint("listThings", {}, {**query, "status": "closed"}) != fp
+    assert fingerprint("listThings", {}, {**query, "tags": ["a", "b"]}) != fp  # unhashable
+    assert fingerprint("listOthers", {}, query) != fp
+    key = ((0, "2026-10-01T00:00:00.000Z"), "r0001")
+    cursor = codec.encode(fp, key)
+    assert codec.encode(fp, key) == cursor == CursorCodec(b"secret").encode(fp, key)
+    assert CursorCodec(b"secret", remember=0).decode(cursor, fp) == key
