@@ -202,7 +202,7 @@ class MockApp:
                            for op in self.spec.operations}
         self.selfcheck: SelfCheck | None = SelfCheck(self.spec) if config.self_check else None
         # A copy per mock: tests that swap a handler (a planted defect) touch only their mock.
-        self.handlers = dict(load_handlers())
+        self.handlers = dict(load_handlers(self.spec))
         missing = sorted(set(self.spec.by_id) - set(self.handlers))
         if missing:
             raise RuntimeError(f"operations without a handler: {', '.join(missing)}")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import signal
 import sys
 from pathlib import Path
@@ -150,10 +151,24 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+GATE_DEPENDENCIES = ("schemathesis", "hypothesis", "pytest")  # the `conform` extra
+
+
+def missing_gate_dependencies() -> list[str]:
+    """The conformance gate's packages (the `conform` extra) that cannot be imported."""
+    return [name for name in GATE_DEPENDENCIES if importlib.util.find_spec(name) is None]
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     # `conform` and `proxy` own their options; hand them the rest of the line untouched.
     if argv and argv[0] == "conform":
+        missing = missing_gate_dependencies()
+        if missing:
+            print(f"python -m mockserver conform: the conformance gate needs {', '.join(missing)}, "
+                  "which this installation lacks. Install the gate's extra:\n"
+                  "    pip install 'workspace-api-mock[conform]'", file=sys.stderr)
+            return 2
         from .conform.cli import main as conform_main
 
         return conform_main(argv[1:])

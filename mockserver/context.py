@@ -92,9 +92,12 @@ class Context:
             raise NotFound(f"{what} {key!r} not found")
         return record
 
-    def shape(self, record: Record, schema: str) -> dict[str, Any]:
-        """The record projected onto the properties of a document schema (drops `_` fields)."""
-        return {name: record[name] for name in self.services.fields(schema) if name in record}
+    def shape(self, record: Record, schema: str | None = None) -> dict[str, Any]:
+        """The record projected onto the properties of a document schema (drops `_` fields);
+        by default the schema the operation's success response sends (`data_schema`)."""
+        name = schema or self.operation.data_schema
+        assert name is not None, f"{self.operation.operation_id} sends no named schema"
+        return {field: record[field] for field in self.services.fields(name) if field in record}
 
     def user(self) -> Record:
         """The workspace user the calling token belongs to."""
@@ -121,8 +124,9 @@ class Context:
 
         `partition` selects the records (e.g. {"workspace_id": ws}); `order` names the sort
         fields (the key breaks ties); `where` filters further; `render` turns a record into
-        what is sent (a schema name projects onto that schema). The cursor is bound to the
-        operation, path and query (and `bound_to`, for bodies that carry filters).
+        what is sent (a schema name projects onto that schema; by default the operation's
+        `data_schema`, from the document). The cursor is bound to the operation, path and
+        query (and `bound_to`, for bodies that carry filters).
         """
         index = self.store.index(table, tuple(partition), tuple(order))
         fp = fingerprint(self.operation.operation_id, self.path, self.query, bound_to)
@@ -131,9 +135,11 @@ class Context:
         after = self.services.cursors.decode(cursor, fp) if cursor else None
         found = walk(
             self.store, table, index, tuple(partition.values()),
-            limit=limit if limit is not None else self.query.get("limit", 20),
+            limit=limit if limit is not None else self.query["limit"],
             after=after, descending=descending, where=where,
         )
+        if render is None and self.operation.data_schema is not None:
+            render = self.operation.data_schema
         if isinstance(render, str):
             # Encoded once per record version and schema (pagination.encoded), not per request.
             items: list[Any] = encoded(found.items, self.services.fields(render))
@@ -149,5 +155,5 @@ class Context:
 
     @property
     def descending(self) -> bool:
-        """The request's `order` (desc unless the parameter says asc)."""
-        return self.query.get("order", "desc") != "asc"
+        """The request's `order` (its default comes from the document)."""
+        return bool(self.query["order"] == "desc")

@@ -25,7 +25,7 @@ from .errors import ApiError, BadRequest, Forbidden, NotFound
 from .fixtures import FixtureError, load_dataset
 from .responses import error_response, json_response
 from .sessions import DEFAULT_SESSION
-from .spec import Spec, data_dir
+from .spec import Operation, Spec, data_dir
 from .validation import RequestValidator
 from .yamlload import load_yaml
 
@@ -87,8 +87,10 @@ def load_fixtures(mock: MockApp, paths: Sequence[str | Path] | None) -> dict[str
 Endpoint = Callable[["MockApp", Request, Any, Any], Any]
 
 
-def _route(mock: MockApp, path: str, method: str, operation_id: str, func: Endpoint,
-           status: int = 200) -> Route:
+def _route(mock: MockApp, operation: Operation, func: Endpoint) -> Route:
+    """The route of one operation of the control document: its path, method and success
+    status come from spec/control-openapi.yaml."""
+    operation_id, status = operation.operation_id, operation.success_status
     validator = _validators()[operation_id]
 
     async def endpoint(request: Request) -> Response:
@@ -107,7 +109,7 @@ def _route(mock: MockApp, path: str, method: str, operation_id: str, func: Endpo
             return error_response(error)
         return json_response(status, result)
 
-    return Route(path, endpoint, methods=[method], name=operation_id)
+    return Route(operation.path, endpoint, methods=[operation.method], name=operation_id)
 
 
 # -- endpoints ------------------------------------------------------------------------------
@@ -273,25 +275,34 @@ def _delete_snapshot(mock: MockApp, request: Request, query: Any, body: Any) -> 
     return {"deleted": True}
 
 
+# operationId -> endpoint; paths, methods and statuses are the document's.
+ENDPOINTS: dict[str, Endpoint] = {
+    "resetMock": _reset,
+    "listRecordedRequests": _list_requests,
+    "clearRecordedRequests": _clear_requests,
+    "listFaults": _list_faults,
+    "addFault": _add_fault,
+    "clearFaults": _clear_faults,
+    "getClock": _get_clock,
+    "setClock": _set_clock,
+    "getRateLimits": _get_rate_limits,
+    "setRateLimits": _set_rate_limits,
+    "loadFixtures": _load_fixtures,
+    "listSessions": _list_sessions,
+    "createSession": _create_session,
+    "getSession": _get_session,
+    "deleteSession": _delete_session,
+    "resetSession": _reset_session,
+    "listSnapshots": _list_snapshots,
+    "saveSnapshot": _save_snapshot,
+    "deleteSnapshot": _delete_snapshot,
+}
+
+
 def control_routes(mock: MockApp) -> list[BaseRoute]:
-    return [
-        _route(mock, "/__mock__/reset", "POST", "resetMock", _reset),
-        _route(mock, "/__mock__/requests", "GET", "listRecordedRequests", _list_requests),
-        _route(mock, "/__mock__/requests", "DELETE", "clearRecordedRequests", _clear_requests),
-        _route(mock, "/__mock__/faults", "GET", "listFaults", _list_faults),
-        _route(mock, "/__mock__/faults", "POST", "addFault", _add_fault, status=201),
-        _route(mock, "/__mock__/faults", "DELETE", "clearFaults", _clear_faults),
-        _route(mock, "/__mock__/clock", "GET", "getClock", _get_clock),
-        _route(mock, "/__mock__/clock", "POST", "setClock", _set_clock),
-        _route(mock, "/__mock__/rate-limits", "GET", "getRateLimits", _get_rate_limits),
-        _route(mock, "/__mock__/rate-limits", "POST", "setRateLimits", _set_rate_limits),
-        _route(mock, "/__mock__/fixtures", "POST", "loadFixtures", _load_fixtures),
-        _route(mock, "/__mock__/sessions", "GET", "listSessions", _list_sessions),
-        _route(mock, "/__mock__/sessions", "POST", "createSession", _create_session, status=201),
-        _route(mock, "/__mock__/sessions/{name}", "GET", "getSession", _get_session),
-        _route(mock, "/__mock__/sessions/{name}", "DELETE", "deleteSession", _delete_session),
-        _route(mock, "/__mock__/sessions/{name}/reset", "POST", "resetSession", _reset_session),
-        _route(mock, "/__mock__/snapshots", "GET", "listSnapshots", _list_snapshots),
-        _route(mock, "/__mock__/snapshots", "POST", "saveSnapshot", _save_snapshot, status=201),
-        _route(mock, "/__mock__/snapshots/{name}", "DELETE", "deleteSnapshot", _delete_snapshot),
-    ]
+    """One route per operation of spec/control-openapi.yaml, each to its endpoint."""
+    spec = control_spec()
+    unmatched = sorted(set(spec.by_id) ^ set(ENDPOINTS))
+    if unmatched:
+        raise RuntimeError(f"control operations and endpoints differ: {', '.join(unmatched)}")
+    return [_route(mock, op, ENDPOINTS[op.operation_id]) for op in spec.operations]

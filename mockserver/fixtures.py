@@ -10,8 +10,9 @@ message naming the file, the record and the field, and nothing is half-loaded.
 from __future__ import annotations
 
 import contextlib
+import functools
 import gc
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -21,11 +22,13 @@ import yaml
 
 from .selfcheck import SelfCheck
 from .spec import Spec, data_dir
+from .store import Store
 from .tables import TABLES
 from .validation import first_error
 from .yamlload import load_yaml
 
-__all__ = ["Dataset", "FixtureError", "default_fixtures_dir", "load_dataset"]
+__all__ = ["Dataset", "FixtureError", "RecordCheck", "default_fixtures_dir", "insert_checked",
+           "load_dataset", "record_check"]
 
 class FixtureError(Exception):
     """A fixture file that cannot be loaded; the message names file, record and field."""
@@ -157,46 +160,104 @@ def _load_dir(directory: Path, dataset: Dataset, memo: dict[str, str]) -> None:
         dataset.sources.setdefault(name, []).append(path)
 
 
+class RecordCheck:
+    """The one validation of a record of a table, as the fixture loader applies it: the
+    table's closed schema(s) (internal `_` fields allowed, `derived` fields not required) and
+    every cross-reference. The loader, `mock_api.add` and the tests' record factories
+    (`insert_checked`) all use it, so none of them accepts what another would refuse."""
+
+    def __init__(self, spec: Spec) -> None:
+        self._selfcheck = SelfCheck(spec)
+        self._validators: dict[str, list[tuple[Any, str, set[str] | None]]] = {}
+
+    def _compiled(self, table: str) -> list[tuple[Any, str, set[str] | None]]:
+        found = self._validators.get(table)
+        if found is None:
+            table_def = TABLES[table]
+            found = []
+            single = len(table_def.schemas) == 1
+            for name in table_def.schemas:
+                schema = dict(self._selfcheck.components["schemas"][name])
+                if table_def.derived:
+                    schema["required"] = [r for r in schema.get("required", [])
+                                          if r not in table_def.derived]
+                if single:
+                    # Internal fields (`_x`) are never sent; anything else must be documented.
+                    # Allowing them in the schema checks records in place, without a copy.
+                    schema["patternProperties"] = {"^_": {}}
+                fields = None if single else set(schema.get("properties", {}))
+                found.append((self._selfcheck.validator_for_schema(schema), name, fields))
+            self._validators[table] = found
+        return found
+
+    def schema_problem(self, table: str, record: Any) -> str | None:
+        """What is wrong with the record's fields (`field 'x': message (schema S)`), or None."""
+        compiled = self._compiled(table)
+        if not isinstance(record, dict):
+            return "record: not an object"
+        if len(compiled) > 1:
+            # Projected per schema below, so a field in none of them would pass unnoticed.
+            known = set().union(*(fields or set() for _, _, fields in compiled))
+            stray = sorted(k for k in record if not k.startswith("_") and k not in known)
+            if stray:
+                return (f"field '{stray[0]}': in none of the schemas "
+                        f"{', '.join(TABLES[table].schemas)}")
+        for validator, name, fields in compiled:
+            projected = record if fields is None else {k: v for k, v in record.items()
+                                                       if k in fields}
+            problem = first_error(validator, projected)
+            if problem is not None:
+                where, message = problem
+                at = f"field '{where}'" if where else "record"
+                return f"{at}: {message} (schema {name})"
+        return None
+
+    @staticmethod
+    def dangling(table: str, record: dict[str, Any],
+                 exists: Callable[[str, Any], bool]) -> str | None:
+        """The first reference of the record that names no record (`exists(table, key)`)."""
+        for ref_field, target in TABLES[table].refs.items():
+            value = record.get(ref_field)
+            if value is not None and not exists(target, value):
+                return f"field '{ref_field}': {value!r} is not a key of {target}"
+        return None
+
+
+@functools.lru_cache(maxsize=4)
+def record_check(spec: Spec) -> RecordCheck:
+    """The record check of a document (compiled once per document)."""
+    return RecordCheck(spec)
+
+
+def insert_checked(store: Store, spec: Spec, table: str, record: dict[str, Any]) -> Any:
+    """Insert a record into the store after the fixture loader's check (schema and
+    references, against the store's current records); ValueError naming the field otherwise."""
+    check = record_check(spec)
+    problem = check.schema_problem(table, record) or check.dangling(
+        table, record, lambda target, key: store.get(target, key) is not None)
+    if problem is not None:
+        raise ValueError(f"{table}: {problem}")
+    return store.insert(table, record)
+
+
 def _validate(dataset: Dataset, spec: Spec) -> None:
-    check = SelfCheck(spec)
+    check = record_check(spec)
     for name, rows in dataset.tables.items():
-        table = TABLES[name]
-        for schema_name in table.schemas:
-            schema = dict(check.components["schemas"][schema_name])
-            if table.derived:
-                schema["required"] = [r for r in schema.get("required", []) if r not in table.derived]
-            single = len(table.schemas) == 1
-            if single:
-                # Internal fields (`_x`) are never sent; anything else must be documented.
-                # Allowing them in the schema checks records in place, without a copy each.
-                schema["patternProperties"] = {"^_": {}}
-            validator = check.validator_for_schema(schema)
-            fields = set(schema.get("properties", {}))
-            for key, record in rows.items():
-                projected = record if single else {k: v for k, v in record.items() if k in fields}
-                problem = first_error(validator, projected)
-                if problem is not None:
-                    where, message = problem
-                    at = f"field '{where}'" if where else "record"
-                    raise FixtureError(
-                        f"{dataset.describe(name, key)}: {at}: {message} (schema {schema_name})"
-                    )
+        for key, record in rows.items():
+            problem = check.schema_problem(name, record)
+            if problem is not None:
+                raise FixtureError(f"{dataset.describe(name, key)}: {problem}")
 
 
 def _check_references(dataset: Dataset) -> None:
+    def exists(target: str, key: Any) -> bool:
+        return key in dataset.tables.get(target, {})
+
     for name, rows in dataset.tables.items():
-        table = TABLES[name]
-        for ref_field, target in table.refs.items():
-            target_rows = dataset.tables.get(target, {})
-            for key, record in rows.items():
-                value = record.get(ref_field)
-                if value is None:
-                    continue
-                if value not in target_rows:
-                    raise FixtureError(
-                        f"{dataset.describe(name, key)}: field '{ref_field}': "
-                        f"{value!r} is not a key of {target}"
-                    )
+        for key, record in rows.items():
+            problem = RecordCheck.dangling(name, record, exists)
+            if problem is not None:
+                raise FixtureError(f"{dataset.describe(name, key)}: {problem}")
     workspaces = dataset.tables.get("workspaces", {})
     users = dataset.tables.get("users", {})
     for token in dataset.tokens:

@@ -37,14 +37,12 @@ import pytest
 
 from .app import Config, MockApp, create_app
 from .faults import ConnectionDropped, FaultRule
-from .fixtures import default_fixtures_dir
+from .fixtures import default_fixtures_dir, record_check
 from .journal import JournalEntry
-from .selfcheck import SelfCheck
 from .sessions import SESSION_HEADER, SESSION_PREFIX
 from .state import MockState, Settings
 from .tables import TABLES
 from .transport import AsyncASGITransport, SyncASGITransport
-from .validation import first_error
 
 __all__ = ["ClockControl", "MockApi", "MockApiConfig", "MockApiSnapshot", "MockServer", "Tokens", "Workspaces"]
 
@@ -611,7 +609,6 @@ class MockApi:
         self.app = app
         self._dispatch = dispatch
         self._closers: list[Any] = []
-        self._validators: dict[str, list[tuple[Any, set[str] | None]]] = {}
 
     # -- available against the mock and a real server ------------------------------------
 
@@ -838,40 +835,12 @@ class MockApi:
 
     def _validate(self, mock: MockApp, state: MockState, table: str,
                   record: dict[str, Any]) -> None:
-        table_def = TABLES[table]
-        validators = self._validators.get(table)
-        if validators is None:
-            check = mock.selfcheck or SelfCheck(mock.spec)
-            validators = []
-            for name in table_def.schemas:
-                schema = dict(check.components["schemas"][name])
-                if table_def.derived:
-                    schema["required"] = [r for r in schema.get("required", [])
-                                          if r not in table_def.derived]
-                fields = None if len(table_def.schemas) == 1 else set(schema.get("properties", {}))
-                validators.append((check.validator_for_schema(schema), fields))
-            self._validators[table] = validators
-        if len(validators) > 1:
-            # Projected per schema below, so a field in none of them would pass unnoticed.
-            known = set().union(*(fields or set() for _, fields in validators))
-            stray = sorted(k for k in record if not k.startswith("_") and k not in known)
-            if stray:
-                raise ValueError(f"mock_api.add({table!r}): field {stray[0]!r} is in none of "
-                                 f"the schemas {', '.join(table_def.schemas)}")
-        for (validator, fields), name in zip(validators, table_def.schemas, strict=True):
-            projected = {k: v for k, v in record.items()
-                         if (not k.startswith("_") if fields is None else k in fields)}
-            problem = first_error(validator, projected)
-            if problem is not None:
-                where, message = problem
-                raise ValueError(f"mock_api.add({table!r}): "
-                                 f"{f'field {where!r}' if where else 'record'}: {message} "
-                                 f"(schema {name})")
-        for ref_field, target in table_def.refs.items():
-            value = record.get(ref_field)
-            if value is not None and state.store.get(target, value) is None:
-                raise ValueError(f"mock_api.add({table!r}): field {ref_field!r}: {value!r} "
-                                 f"is not a key of {target}")
+        # The fixture loader's own check (fixtures.RecordCheck): schemas and references.
+        check = record_check(mock.spec)
+        problem = check.schema_problem(table, record) or check.dangling(
+            table, record, lambda target, key: state.store.get(target, key) is not None)
+        if problem is not None:
+            raise ValueError(f"mock_api.add({table!r}): {problem}")
 
     # -- server-side failures ------------------------------------------------------------
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -62,6 +61,9 @@ class Operation:
     workspace_source: str | None  # path | resource | query | body | None
     success_status: int = 200
     extras: dict[str, Any] = field(default_factory=dict)
+    # The component schema the success response's `data` holds (or lists): what a record is
+    # projected onto when a handler sends it. None when `data` is not a named schema.
+    data_schema: str | None = None
 
     def response_schema(self, status: int) -> dict[str, Any] | None:
         response = self.responses.get(status)
@@ -110,6 +112,16 @@ class Spec:
     def schema_fields(self, name: str) -> tuple[str, ...]:
         """Property names of a component schema, in document order."""
         return tuple(self.components["schemas"][name].get("properties", {}))
+
+    def _data_schema(self, response: dict[str, Any] | None) -> str | None:
+        schema = self.resolve((response or {}).get("content", {})
+                              .get("application/json", {}).get("schema", {}))
+        data = schema.get("properties", {}).get("data") if isinstance(schema, dict) else None
+        if isinstance(data, dict) and "$ref" not in data and data.get("type") == "array":
+            data = data.get("items")
+        ref = data.get("$ref", "") if isinstance(data, dict) else ""
+        prefix = "#/components/schemas/"
+        return ref[len(prefix):] if ref.startswith(prefix) else None
 
     def _compile(self, path: str, method: str, raw: dict[str, Any]) -> Operation:
         parameters = []
@@ -171,32 +183,26 @@ class Spec:
             resource_param=resource_param,
             workspace_source=workspace_source,
             success_status=success,
+            data_schema=self._data_schema(responses[success]),
         )
 
 
-def _cache_dir() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(base) / "workspace-api-mock"
-
-
 def read_document(source: Path) -> dict[str, Any]:
-    """The document as JSON data. Parsing the YAML takes most of start-up, so the parsed form
-    is cached as JSON under ~/.cache, keyed by the file's content hash (never stale)."""
+    """The document as JSON data, parsed in memory (nothing is written anywhere).
+
+    The built wheel carries each document also parsed (`<name>.json` beside `<name>.yaml`,
+    written by hatch_build.py with the YAML's SHA-256): read in milliseconds where parsing the
+    YAML takes most of start-up. It is used only while its hash matches the YAML beside it.
+    """
     raw = source.read_bytes()
-    cached = _cache_dir() / f"{source.stem}-{hashlib.sha256(raw).hexdigest()[:20]}.json"
     try:
-        return dict(orjson.loads(cached.read_bytes()))
+        parsed = orjson.loads(source.with_suffix(".json").read_bytes())
     except (OSError, orjson.JSONDecodeError):
-        pass
-    encoded = orjson.dumps(load_yaml(raw))
-    try:
-        cached.parent.mkdir(parents=True, exist_ok=True)
-        partial = cached.with_suffix(f".{os.getpid()}.tmp")
-        partial.write_bytes(encoded)
-        partial.replace(cached)
-    except OSError:
-        pass  # a read-only home: parse every time
-    return dict(orjson.loads(encoded))
+        parsed = None
+    if (isinstance(parsed, dict) and isinstance(parsed.get("document"), dict)
+            and parsed.get("sha256") == hashlib.sha256(raw).hexdigest()):
+        return dict(parsed["document"])
+    return dict(load_yaml(raw))
 
 
 @functools.lru_cache(maxsize=4)

@@ -8,6 +8,7 @@ parameter or body field and what was wrong with it.
 
 from __future__ import annotations
 
+import copy
 import re
 from collections.abc import Iterable
 from typing import Any
@@ -19,7 +20,7 @@ from .clock import parse_timestamp
 from .errors import BadRequest
 from .spec import Operation, Spec
 
-__all__ = ["RequestValidator", "first_error", "json_validator"]
+__all__ = ["RequestValidator", "body_defaults", "first_error", "json_validator"]
 
 _INT = re.compile(r"-?[0-9]+")
 # Deeper JSON than any request of this API needs; past it the validator and the encoder would
@@ -88,6 +89,69 @@ def _check_instant(name: str, value: str) -> None:
         raise BadRequest(f"query parameter '{name}': {value!r} is not a valid date-time") from None
 
 
+# -- body defaults --------------------------------------------------------------------------
+#
+# A default is compiled into a plan: {property: (default or _NO_DEFAULT, nested plan)}.
+# Applying it to a valid body fills each absent property that declares a `default`, recurses
+# into present objects (and into each item of present arrays), and materialises an absent
+# optional object none of whose properties is required when some of them have defaults (so
+# `pagination` omitted reads as `{"page_size": 20}`). oneOf/anyOf branches are not entered:
+# which branch a value took is the validator's business, not the defaults'.
+
+_NO_DEFAULT = object()
+Plan = dict[str, tuple[Any, "Plan | None", bool]]  # default, nested plan, materialise
+
+
+def _plan(schema: Any, spec: Spec, seen: frozenset[str] = frozenset()) -> Plan | None:
+    ref = schema.get("$ref") if isinstance(schema, dict) else None
+    if ref in seen:
+        return None
+    node = spec.resolve(schema)
+    if not isinstance(node, dict):
+        return None
+    seen = seen | {ref} if ref else seen
+    if "items" in node and "properties" not in node:
+        return _plan(node["items"], spec, seen)  # arrays: the plan of each item
+    plan: Plan = {}
+    required = set(node.get("required", ()))
+    for name, prop in node.get("properties", {}).items():
+        resolved = spec.resolve(prop)
+        nested = _plan(prop, spec, seen)
+        # A default beside a $ref (OpenAPI 3.1) wins over one in the referenced schema.
+        default = next((n["default"] for n in (prop, resolved)
+                        if isinstance(n, dict) and "default" in n), _NO_DEFAULT)
+        materialise = (nested is not None and name not in required
+                       and "properties" in resolved and not resolved.get("required")
+                       and any(d is not _NO_DEFAULT for d, _, _ in nested.values()))
+        if default is not _NO_DEFAULT or nested or materialise:
+            plan[name] = (default, nested, materialise)
+    return plan or None
+
+
+def _apply(plan: Plan, value: Any) -> Any:
+    if isinstance(value, list):
+        return [_apply(plan, item) for item in value]
+    if not isinstance(value, dict):
+        return value
+    filled = dict(value)
+    for name, (default, nested, materialise) in plan.items():
+        if name in filled:
+            if nested is not None:
+                filled[name] = _apply(nested, filled[name])
+        elif default is not _NO_DEFAULT:
+            filled[name] = copy.deepcopy(default)
+        elif materialise and nested is not None:
+            filled[name] = _apply(nested, {})
+    return filled
+
+
+def body_defaults(spec: Spec, operation: Operation) -> Plan | None:
+    """The defaults plan of an operation's request body (None when it declares none)."""
+    if operation.body_schema is None:
+        return None
+    return _plan(operation.body_schema, spec)
+
+
 class RequestValidator:
     """The compiled checks of one operation."""
 
@@ -107,6 +171,7 @@ class RequestValidator:
         self._query_defaults = {
             name: p.default for name, p in self.query_params.items() if p.default is not None
         }
+        self._body_defaults = body_defaults(spec, operation)
         self.body_validator = (
             json_validator(operation.body_schema, components)
             if operation.body_schema is not None
@@ -177,7 +242,8 @@ class RequestValidator:
         if not raw.strip():
             if operation.body_required:
                 raise BadRequest("request body is required: send a JSON object")
-            return None
+            # An omitted optional body is the empty object, with the document's defaults.
+            return _apply(self._body_defaults, {}) if self._body_defaults else None
         media_type = (content_type or "").split(";")[0].strip().lower()
         if media_type != "application/json":
             raise BadRequest(
@@ -198,4 +264,6 @@ class RequestValidator:
             if where:
                 raise BadRequest(f"body field '{where}': {message}")
             raise BadRequest(f"request body: {message}")
+        if self._body_defaults is not None:
+            body = _apply(self._body_defaults, body)  # the document's defaults, filled in
         return body

@@ -457,3 +457,28 @@ def test_an_inbound_email_contact_is_named_by_its_address(dataset: Dataset) -> N
 def test_a_repeat_guest_has_several_stays(dataset: Dataset) -> None:
     stays: Counter[str] = Counter(r["contact_id"] for r in rows(dataset, "reservations"))
     assert stays.most_common(1)[0][1] >= 3
+
+
+# -- one record check for the loader, mock_api.add and the tests' factories --------------------
+
+
+def test_insert_checked_refuses_what_the_loader_refuses(spec: Spec, tmp_path: Path) -> None:
+    from mockserver.app import MockApp
+    from mockserver.fixtures import insert_checked
+
+    mock = MockApp()
+    ticket = dict(next(iter(mock.store.all("tickets"))))
+    dangling = {**ticket, "id": "xd_test_dangling", "contact_id": "ph_nobody"}
+    with pytest.raises(ValueError, match=r"field 'contact_id': 'ph_nobody' is not a key of contacts"):
+        insert_checked(mock.store, mock.spec, "tickets", dangling)
+    wrong = {**ticket, "id": "xd_test_wrong", "status": "sleeping"}
+    with pytest.raises(ValueError, match=r"field 'status'.*\(schema Ticket\)"):
+        insert_checked(mock.store, mock.spec, "tickets", wrong)
+    assert mock.store.get("tickets", "xd_test_dangling") is None
+    # The loader says the same of the same record in a file.
+    (tmp_path / "tickets.yaml").write_text(yaml.safe_dump([dangling]))
+    with pytest.raises(FixtureError, match=r"field 'contact_id': 'ph_nobody' is not a key of contacts"):
+        load_dataset([default_fixtures_dir(), tmp_path], spec=spec)
+    good = {**ticket, "id": "xd_test_good"}
+    insert_checked(mock.store, mock.spec, "tickets", good)
+    assert mock.store.get("tickets", "xd_test_good") == good

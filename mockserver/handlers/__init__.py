@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..context import Context
+from ..spec import Spec
 
 __all__ = ["HANDLERS", "Handler", "load_handlers", "operation"]
 
@@ -32,8 +33,13 @@ def operation(*operation_ids: str) -> Callable[[Handler], Handler]:
     return register
 
 
-def load_handlers() -> dict[str, Handler]:
-    """Import every family module (each registers its handlers) and return the registry."""
+def load_handlers(spec: Spec | None = None) -> dict[str, Handler]:
+    """Import every family module (each registers its handlers) and return the registry;
+    with the document, also the reads it declares (`declared.handlers_from_document`)."""
     for module in pkgutil.iter_modules(__path__):
         importlib.import_module(f"{__name__}.{module.name}")
-    return HANDLERS
+    if spec is None:
+        return HANDLERS
+    from .declared import handlers_from_document
+
+    return handlers_from_document(spec, HANDLERS)

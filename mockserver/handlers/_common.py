@@ -13,20 +13,17 @@ __all__ += ["author", "flag", "full_name", "is_member", "move_thread", "name_tak
             "record_outbound_message", "where_equal"]
 
 
-def data(ctx: Context, record: Record, schema: str) -> dict[str, Any]:
-    """`{"data": record}` projected onto a document schema."""
+def data(ctx: Context, record: Record, schema: str | None = None) -> dict[str, Any]:
+    """`{"data": record}` projected onto a document schema (by default the one the
+    operation's success response sends)."""
     return {"data": ctx.shape(record, schema)}
 
 
-def get_resource(schema: str) -> Any:
-    """A handler returning the addressed resource (already resolved and access-checked)."""
-
-    def handler(ctx: Context) -> dict[str, Any]:
-        assert ctx.resource is not None
-        return data(ctx, ctx.resource, schema)
-
-    handler.__name__ = f"get_{schema}"
-    return handler
+def get_resource(ctx: Context) -> dict[str, Any]:
+    """The addressed resource (already resolved and access-checked), projected onto the
+    schema the operation's response sends."""
+    assert ctx.resource is not None
+    return data(ctx, ctx.resource)
 
 
 def name_taken(ctx: Context, table: str, workspace_id: str, name: str,

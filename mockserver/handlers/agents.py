@@ -18,31 +18,8 @@ from . import operation
 
 __all__: list[str] = []
 
-# Omitted fields of a created agent. model, operation_mode and autopilot_schedule are stated
-# in the brief/document; the rest are inferred as the "off"/empty value of each field.
-_CREATE_DEFAULTS: dict[str, Any] = {
-    "description": None,
-    "color": None,
-    "icon_id": None,
-    "instructions": None,
-    "model": "default",
-    "guardrails": [],
-    "skill_ids": [],
-    "operation_mode": "copilot",
-    "autopilot_schedule": None,
-    "response_language": None,
-    "responseflow": False,
-    "custom_response_delay_ms": 0,
-    "auto_mark_as_done": False,
-    "output_schema": [],
-    "triggers": [],
-    "connection_ids": [],
-}
-
-# Fields a patch copies as given (the others are checked or rebuilt first).
-_PLAIN_FIELDS = ("name", "description", "color", "icon_id", "instructions", "operation_mode",
-                 "autopilot_schedule", "response_language", "responseflow",
-                 "custom_response_delay_ms", "auto_mark_as_done", "output_schema", "enabled")
+# Omitted fields of a created agent have their defaults in the document (AgentCreate); the
+# validator fills them in.
 
 
 # -- rendering -------------------------------------------------------------------------------
@@ -55,7 +32,7 @@ def render_agent(ctx: Context, agent: Record) -> dict[str, Any]:
         skill = ctx.store.get("skills", skill_id)
         if skill is not None and skill["workspace_id"] == agent["workspace_id"]:
             skills.append(ctx.shape(skill, "AgentSkillSummary"))
-    return {**ctx.shape(agent, "Agent"), "skills": skills}
+    return {**ctx.shape(agent), "skills": skills}  # the operation's Agent
 
 
 # -- checks shared by create and patch ------------------------------------------------------
@@ -92,7 +69,7 @@ def _triggers(ctx: Context, workspace_id: str, inputs: list[dict[str, Any]],
     # Trigger inputs carry no id: every write of `triggers` creates them afresh (they replace).
     return [{"id": ctx.store.new_id("tr"), "workspace_id": workspace_id, "name": t["name"],
              "description": t.get("description"), "type": t["type"],
-             "config": t.get("config", {}), "enabled": t.get("enabled", True),
+             "config": t.get("config", {}), "enabled": t["enabled"],
              "created_at": now, "updated_at": now} for t in inputs]
 
 
@@ -140,9 +117,8 @@ def create_agent(ctx: Context) -> dict[str, Any]:
     workspace_id = body["workspace_id"]
     now = ctx.now()
     record = {
-        **_CREATE_DEFAULTS,
-        **{k: v for k, v in body.items() if k in _PLAIN_FIELDS},
-        **_checked_changes(ctx, workspace_id, {**_CREATE_DEFAULTS, **body}, now),
+        **body,  # every AgentCreate field, omitted ones at the document's defaults
+        **_checked_changes(ctx, workspace_id, body, now),
         "id": ctx.new_id("agents"),
         "workspace_id": workspace_id,
         "version": "v2",  # documented: V2 chat agents are the only agents of the API
@@ -159,9 +135,9 @@ def update_agent(ctx: Context) -> dict[str, Any]:
     assert agent is not None
     body: dict[str, Any] = ctx.body
     now = ctx.now()
-    changes = {k: v for k, v in body.items() if k in _PLAIN_FIELDS}
-    # Documented: skill_ids and triggers, when sent, replace the existing values wholesale.
-    changes.update(_checked_changes(ctx, agent["workspace_id"], body, now))
+    # The validated body holds only AgentPatch fields; the checked ones are replaced by their
+    # checked values. Documented: skill_ids and triggers, when sent, replace the old wholesale.
+    changes = {**body, **_checked_changes(ctx, agent["workspace_id"], body, now)}
     changes["updated_at"] = now
     agent = ctx.store.update("agents", agent["id"], changes)
     return {"data": render_agent(ctx, agent)}
@@ -259,7 +235,7 @@ def _builtin_tools(ctx: Context) -> list[Record]:
 def list_tool_catalogue(ctx: Context) -> dict[str, Any]:
     # Documented: each entry's `enabled` is the default a new agent inherits. Inferred order:
     # by name (the catalogue is global to the service, so the same for every workspace).
-    return {"data": [ctx.shape(t, "CatalogueTool") for t in _builtin_tools(ctx)]}
+    return {"data": [ctx.shape(t) for t in _builtin_tools(ctx)]}
 
 
 @operation("listAgentTools")
@@ -278,7 +254,7 @@ def list_agent_tools(ctx: Context) -> dict[str, Any]:
     tools: list[dict[str, Any]] = []
     # Inferred order: built-in tools by name, then custom tools by name.
     if source in (None, "builtin"):
-        tools += [{**ctx.shape(t, "AgentTool"), "enabled": enabled(t, t["enabled"])}
+        tools += [{**ctx.shape(t), "enabled": enabled(t, t["enabled"])}
                   for t in _builtin_tools(ctx)]
     if source in (None, "custom"):
         custom = ctx.store.find("custom_tools",
@@ -291,20 +267,10 @@ def list_agent_tools(ctx: Context) -> dict[str, Any]:
     return {"data": tools}
 
 
-@operation("listAgentRuns")
-def list_agent_runs(ctx: Context) -> dict[str, Any]:
-    assert ctx.resource is not None
-    status = ctx.query.get("status")
-    return ctx.page("agent_runs", partition={"agent_id": ctx.resource["id"]},
-                    order=("created_at",), descending=True,
-                    where=(lambda run: run["status"] == status) if status else None,
-                    render="AgentRun")
-
-
 @operation("listAgentConnections")
 def list_agent_connections(ctx: Context) -> dict[str, Any]:
     agent = ctx.resource
     assert agent is not None
     found = [c for cid in agent.get("connection_ids", ())
              if (c := ctx.store.get("agent_connections", cid)) is not None]
-    return {"data": [ctx.shape(c, "AgentConnection") for c in found]}
+    return {"data": [ctx.shape(c) for c in found]}

@@ -15,7 +15,7 @@ from ..context import Context
 from ..errors import BadRequest
 from ..store import Record
 from . import operation
-from ._common import data, flag, get_resource, record_outbound_message, where_equal
+from ._common import data, flag, record_outbound_message, where_equal
 
 __all__ = ["channel_kind", "contact_matcher"]
 
@@ -111,7 +111,7 @@ def _contact_filters(ctx: Context) -> list[Callable[[Record], bool]]:
 @operation("listContacts")
 def list_contacts(ctx: Context) -> dict[str, Any]:
     tests = _contact_filters(ctx)
-    if ctx.query.get("sort_by") == "follow_up_at":
+    if ctx.query["sort_by"] == "follow_up_at":
         # Inferred: contacts carry no follow_up_at; the follow-up is their conversation's (same
         # id), so this order walks the conversations by follow_up_at and lists their contacts.
         # A contact without a conversation has no follow-up and is not part of this order.
@@ -123,32 +123,20 @@ def list_contacts(ctx: Context) -> dict[str, Any]:
 
         return ctx.page("conversations", partition={"workspace_id": ctx.workspace_id},
                         order=("follow_up_at",), descending=ctx.descending, where=wanted,
-                        render=lambda conv: ctx.shape(contacts[conv["id"]], "ContactListItem"))
+                        render=lambda conv: ctx.shape(contacts[conv["id"]]))
     return ctx.page("contacts", partition={"workspace_id": ctx.workspace_id},
                     order=("last_message_at",), descending=ctx.descending,
-                    where=(lambda c: all(t(c) for t in tests)) if tests else None,
-                    render="ContactListItem")
+                    where=(lambda c: all(t(c) for t in tests)) if tests else None)
 
 
 @operation("searchContacts")
 def search_contacts(ctx: Context) -> dict[str, Any]:
-    tests = [contact_matcher(ctx.query.get("field", "any"), ctx.query["query"]),
+    tests = [contact_matcher(ctx.query["field"], ctx.query["query"]),
              *_contact_filters(ctx)]
     # Inferred: no sort parameter is documented for search; newest activity first.
     return ctx.page("contacts", partition={"workspace_id": ctx.workspace_id},
                     order=("last_message_at",), descending=True,
-                    where=lambda c: all(t(c) for t in tests), render="ContactListItem")
-
-
-operation("getContact")(get_resource("Contact"))
-
-
-@operation("listContactMessages")
-def list_contact_messages(ctx: Context) -> dict[str, Any]:
-    assert ctx.resource is not None
-    return ctx.page("messages", partition={"conversation_id": ctx.resource["id"]},
-                    order=("created_at",), descending=ctx.query.get("order") == "desc",
-                    render="Message")
+                    where=lambda c: all(t(c) for t in tests))
 
 
 # -- proactive messages -----------------------------------------------------------------------
@@ -270,7 +258,7 @@ def send_contact_message(ctx: Context) -> dict[str, Any]:
     )
     sent = {**message, "contact_id": contact["id"], "channel_node_id": node_id,
             "sender_id": sender_id}
-    return data(ctx, sent, "ContactMessageSent")
+    return data(ctx, sent)
 
 
 # -- AI pause flag ----------------------------------------------------------------------------
@@ -309,24 +297,9 @@ _RESERVATION_SORT = {"arrival": "arrival_date", "departure": "departure_date",
 @operation("listContactReservations")
 def list_contact_reservations(ctx: Context) -> dict[str, Any]:
     assert ctx.resource is not None
-    field = _RESERVATION_SORT[ctx.query.get("sort_by", "arrival")]
+    field = _RESERVATION_SORT[ctx.query["sort_by"]]
     return ctx.page("reservations", partition={"contact_id": ctx.resource["id"]},
                     order=(field,), descending=ctx.descending,
-                    where=where_equal(ctx, "status"), render="Reservation")
+                    where=where_equal(ctx, "status"))
 
 
-@operation("listContactHelpdeskTickets")
-def list_contact_helpdesk_tickets(ctx: Context) -> dict[str, Any]:
-    assert ctx.resource is not None
-    return ctx.page("helpdesk_tickets", partition={"contact_id": ctx.resource["id"]},
-                    order=("last_external_update_at",), descending=ctx.descending,
-                    where=where_equal(ctx, "status", "channel", "connection_id"),
-                    render="HelpdeskTicket")
-
-
-@operation("listContactAppointments")
-def list_contact_appointments(ctx: Context) -> dict[str, Any]:
-    assert ctx.resource is not None
-    return ctx.page("appointments", partition={"contact_id": ctx.resource["id"]},
-                    order=("start_at",), descending=ctx.descending,
-                    where=where_equal(ctx, "status"), render="Appointment")

@@ -46,13 +46,13 @@ def list_conversations(ctx: Context) -> dict[str, Any]:
     # written since (updated_at >= bound): every write moves updated_at, and the store's
     # clock is strictly increasing, so nothing written later can carry an older updated_at.
     return ctx.page("conversations", partition={"workspace_id": ctx.workspace_id},
-                    order=(ctx.query.get("sort_by", "last_message_at"),),
+                    order=(ctx.query["sort_by"],),
                     descending=ctx.descending, where=_combine(_filters(ctx)))
 
 
 @operation("searchConversations")
 def search_conversations(ctx: Context) -> dict[str, Any]:
-    field = ctx.query.get("field", "any")
+    field = ctx.query["field"]
     query = ctx.query["query"]
     tests = _filters(ctx)
     if field == "message":
@@ -111,15 +111,7 @@ def get_conversation(ctx: Context) -> dict[str, Any]:
         "ticket": _latest_ticket(ctx, conversation["id"]),
         "reservation": _reservation_context(ctx, conversation["contact"]["id"]),
     }
-    return data(ctx, detail, "ConversationDetail")
-
-
-@operation("listConversationMessages")
-def list_conversation_messages(ctx: Context) -> dict[str, Any]:
-    assert ctx.resource is not None
-    return ctx.page("messages", partition={"conversation_id": ctx.resource["id"]},
-                    order=("created_at",), descending=ctx.query.get("order") == "desc",
-                    render="Message")
+    return data(ctx, detail)
 
 
 @operation("sendConversationMessage")
@@ -138,4 +130,4 @@ def send_conversation_message(ctx: Context) -> dict[str, Any]:
         ctx, conversation_id=conversation["id"], channel=conversation["channel"],
         body=ctx.body["body"], internal={"_sender_id": sender_id},
     )
-    return data(ctx, message, "MessageSent")
+    return data(ctx, message)

@@ -19,12 +19,9 @@ from ..context import Context
 from ..errors import BadRequest, Conflict
 from ..store import Record
 from . import operation
-from ._common import get_resource, name_taken
+from ._common import name_taken
 
 __all__: list[str] = []
-
-_PATCHABLE = ("name", "description", "language", "code", "parameters",
-              "execution_message_description", "enable_globally")
 
 # -- static checks ----------------------------------------------------------------------------
 
@@ -251,15 +248,6 @@ def _check_name_free(ctx: Context, workspace_id: str, name: str, own_id: str | N
                        f"workspace {workspace_id!r} ({taken['id']})")
 
 
-@operation("listCustomTools")
-def list_custom_tools(ctx: Context) -> dict[str, Any]:
-    return ctx.page("custom_tools", partition={"workspace_id": ctx.workspace_id},
-                    order=("created_at",), descending=True, render="CustomTool")
-
-
-operation("getCustomTool")(get_resource("CustomTool"))
-
-
 @operation("createCustomTool")
 def create_custom_tool(ctx: Context) -> dict[str, Any]:
     body: dict[str, Any] = ctx.body
@@ -274,16 +262,15 @@ def create_custom_tool(ctx: Context) -> dict[str, Any]:
         "description": body["description"],
         "language": body["language"],
         "code": body["code"],
-        "parameters": body.get("parameters", {}),
-        # Inferred: no status line unless one is given.
-        "execution_message_description": body.get("execution_message_description", ""),
-        "enable_globally": body.get("enable_globally", False),
+        "parameters": body["parameters"],
+        "execution_message_description": body["execution_message_description"],
+        "enable_globally": body["enable_globally"],
         "validated": True,  # the static check above passed
         "version": 1,
         "created_at": now,
         "updated_at": now,
     })
-    return {"data": ctx.shape(tool, "CustomTool")}
+    return {"data": ctx.shape(tool)}
 
 
 @operation("updateCustomTool")
@@ -291,7 +278,7 @@ def update_custom_tool(ctx: Context) -> dict[str, Any]:
     tool = ctx.resource
     assert tool is not None
     body: dict[str, Any] = ctx.body
-    changes: dict[str, Any] = {k: v for k, v in body.items() if k in _PATCHABLE}
+    changes: dict[str, Any] = dict(body)  # the validated body: CustomToolPatch fields only
     if "code" in changes or "language" in changes:
         # A language change re-checks the (possibly unchanged) code against the new language.
         merged = {**tool, **changes}
@@ -305,7 +292,7 @@ def update_custom_tool(ctx: Context) -> dict[str, Any]:
         changes["version"] = tool["version"] + 1
     changes["updated_at"] = ctx.now()
     tool = ctx.store.update("custom_tools", tool["id"], changes)
-    return {"data": ctx.shape(tool, "CustomTool")}
+    return {"data": ctx.shape(tool)}
 
 
 @operation("runCustomTool")

@@ -7,21 +7,9 @@ from typing import Any
 from ..context import Context
 from ..errors import BadRequest
 from . import operation
-from ._common import author, data, full_name, get_resource, is_member
+from ._common import author, data, full_name, is_member
 
 __all__: list[str] = []
-
-
-@operation("listEscalations")
-def list_escalations(ctx: Context) -> dict[str, Any]:
-    status = ctx.query.get("status")
-    return ctx.page("escalations", partition={"workspace_id": ctx.workspace_id},
-                    order=("created_at",), descending=True,
-                    where=(lambda e: e["status"] == status) if status else None,
-                    render="Escalation")
-
-
-operation("getEscalation")(get_resource("Escalation"))
 
 
 @operation("assignEscalation")
@@ -39,14 +27,14 @@ def assign_escalation(ctx: Context) -> dict[str, Any]:
         "id": user["id"], "name": full_name(user), "email": user["email"],
         "picture_url": user.get("picture_url"),
     }})
-    return data(ctx, escalation, "Escalation")
+    return data(ctx, escalation)
 
 
 @operation("resolveEscalation")
 def resolve_escalation(ctx: Context) -> dict[str, Any]:
     escalation = ctx.resource
     assert escalation is not None
-    status = (ctx.body or {}).get("status", "resolved")  # documented default
+    status = ctx.body["status"]  # an omitted body or status: the document's default
     if escalation["status"] != "pending":
         # Inferred: reviewed, resolved and dismissed are terminal; only pending moves (the
         # description shows no other source state).
@@ -57,4 +45,4 @@ def resolve_escalation(ctx: Context) -> dict[str, Any]:
         "reviewed_at": ctx.now(),
         "reviewed_by": author(ctx),  # the calling token's user
     })
-    return data(ctx, escalation, "Escalation")
+    return data(ctx, escalation)

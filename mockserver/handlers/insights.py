@@ -54,4 +54,4 @@ def get_conversation_automation_rate(ctx: Context) -> dict[str, Any]:
         "total_conversations": len(total),
         "automated_conversations": len(automated),
         "automation_rate": len(automated) / len(total) if total else 0,
-    }, "ConversationAutomationRate")
+    })

@@ -18,7 +18,6 @@ from ..context import Context
 from ..errors import BadRequest
 from ..store import Record
 from . import operation
-from ._common import get_resource
 
 __all__: list[str] = []
 
@@ -59,9 +58,6 @@ def _subtree(ctx: Context, node: Record) -> list[Record]:
                           and node["id"] in n.get("ancestors", ()))
 
 
-operation("getKnowledgeNode")(get_resource("KnowledgeNode"))
-
-
 @operation("listKnowledgeNodes")
 def list_knowledge_nodes(ctx: Context) -> dict[str, Any]:
     parent_id = ctx.query.get("parent_id")
@@ -70,18 +66,18 @@ def list_knowledge_nodes(ctx: Context) -> dict[str, Any]:
     return ctx.page("kb_nodes", partition={"workspace_id": ctx.workspace_id},
                     order=("depth", "title"), descending=False,
                     where=(lambda n: n.get("parent_id") == parent_id) if parent_id else None,
-                    render=_renderer(ctx, bool(ctx.query.get("include_body"))))
+                    render=_renderer(ctx, ctx.query["include_body"]))
 
 
 @operation("createKnowledgeNode")
 def create_knowledge_node(ctx: Context) -> dict[str, Any]:
     body: dict[str, Any] = ctx.body
-    is_directory = body.get("is_directory", False)
+    is_directory = body["is_directory"]
     parent = _folder(ctx, body["parent_id"]) if body.get("parent_id") else None
     if is_directory and body.get("entity_ids"):
         # Documented for patches (entity scope is for files only); applied to creation too.
         raise BadRequest("body field 'entity_ids': a folder has no entity scope; only files do")
-    text = "" if is_directory else body.get("body", "")  # documented: ignored for folders
+    text = "" if is_directory else body["body"]  # documented: ignored for folders
     now = ctx.now()
     node = ctx.store.insert("kb_nodes", {
         "id": ctx.store.new_hex_id(),
@@ -89,7 +85,7 @@ def create_knowledge_node(ctx: Context) -> dict[str, Any]:
         "title": body["title"],
         "body": text,
         "chunk_body": not is_directory,
-        "entity_ids": list(body.get("entity_ids", [])),
+        "entity_ids": list(body["entity_ids"]),
         "parent_id": parent["id"] if parent else None,
         "ancestors": [*parent["ancestors"], parent["id"]] if parent else [],
         "depth": parent["depth"] + 1 if parent else 0,
@@ -98,18 +94,18 @@ def create_knowledge_node(ctx: Context) -> dict[str, Any]:
         "source_type": None,
         "source_id": None,
         "is_directory": is_directory,
-        "metadata": body.get("metadata", {}),
-        "enabled": body.get("enabled", True),
+        "metadata": body["metadata"],
+        "enabled": body["enabled"],
         "created_by": ctx.principal.user_id,
         # Inferred: indexing completes at once, deterministically.
         "embed_status": "skipped" if is_directory else "indexed",
         "chunk_count": 0 if is_directory else _chunk_count(text),
         "version": 1,
-        "tags": list(body.get("tags", [])),
+        "tags": list(body["tags"]),
         "created_at": now,
         "updated_at": now,
     })
-    return {"data": ctx.shape(node, "KnowledgeNode")}
+    return {"data": ctx.shape(node)}
 
 
 @operation("updateKnowledgeNode")
@@ -128,10 +124,11 @@ def update_knowledge_node(ctx: Context) -> dict[str, Any]:
                              "only files carry an entity scope")
         node = ctx.store.update("kb_nodes", node["id"], {"entity_ids": list(body["entity_ids"]),
                                                          "updated_at": ctx.now()})
-        return {"data": ctx.shape(node, "KnowledgeNode")}
+        return {"data": ctx.shape(node)}
 
-    changes: dict[str, Any] = {k: body[k] for k in ("title", "metadata", "enabled", "tags")
-                               if k in body}
+    # The validated body holds only KnowledgeNodePatch fields: all but body and parent_id
+    # (checked and derived below) are copied as sent.
+    changes: dict[str, Any] = {k: v for k, v in body.items() if k not in ("body", "parent_id")}
     if "body" in body:
         if node["is_directory"]:
             # Inferred: a folder holds no body (creation ignores it; a patch says so).
@@ -170,7 +167,7 @@ def update_knowledge_node(ctx: Context) -> dict[str, Any]:
         # Inferred: the subtree's records change (ancestors, depth), so their updated_at moves.
         ctx.store.update("kb_nodes", child_id, {**child_changes, "updated_at": now})
     node = ctx.store.update("kb_nodes", node["id"], {**changes, "updated_at": now})
-    return {"data": ctx.shape(node, "KnowledgeNode")}
+    return {"data": ctx.shape(node)}
 
 
 @operation("deleteKnowledgeNode")
@@ -185,9 +182,9 @@ def delete_knowledge_node(ctx: Context) -> dict[str, Any]:
 
 @operation("searchKnowledgeNodes")
 def search_knowledge_nodes(ctx: Context) -> dict[str, Any]:
-    body: dict[str, Any] = ctx.body or {}
+    body: dict[str, Any] = ctx.body
     filters: dict[str, Any] = body.get("filters") or {}
-    pagination: dict[str, Any] = body.get("pagination") or {}
+    pagination: dict[str, Any] = body["pagination"]  # page_size from the document's default
     needle = filters["title_contains"].casefold() if "title_contains" in filters else None
 
     def matches(node: Record) -> bool:
@@ -203,9 +200,9 @@ def search_knowledge_nodes(ctx: Context) -> dict[str, Any]:
                 if n["workspace_id"] == ctx.workspace_id and matches(n))
     return ctx.page(
         "kb_nodes", partition={"workspace_id": ctx.workspace_id}, order=("depth", "title"),
-        descending=False, where=matches, render=_renderer(ctx, body.get("include_body", False)),
+        descending=False, where=matches, render=_renderer(ctx, body["include_body"]),
         # JSON Schema counts 28.0 as an integer; the page needs a real one.
-        limit=int(pagination.get("page_size", 20)), cursor=pagination.get("cursor"),
+        limit=int(pagination["page_size"]), cursor=pagination.get("cursor"),
         # The cursor is bound to the filters (what selects the items); include_body only
         # changes how they are rendered, so it may differ from page to page.
         bound_to=filters,
@@ -281,7 +278,7 @@ def search_knowledge_base(ctx: Context) -> dict[str, Any]:
                 "relevance_score": round(score, 4),
             }))
     hits.sort(key=lambda h: h[:4])
-    return {"data": [h[4] for h in hits[: int(body.get("max_results", 10))]]}
+    return {"data": [h[4] for h in hits[: int(body["max_results"])]]}
 
 
 def _knowledge_type(node: Record) -> str:

@@ -19,4 +19,4 @@ def get_api_index(ctx: Context) -> dict[str, Any]:
 @operation("listModels")
 def list_models(ctx: Context) -> dict[str, Any]:
     models = sorted(ctx.store.all("models"), key=lambda m: m["model_string"])
-    return {"data": [ctx.shape(m, "Model") for m in models]}
+    return {"data": [ctx.shape(m) for m in models]}

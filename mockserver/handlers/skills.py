@@ -7,11 +7,9 @@ from typing import Any
 from ..context import Context
 from ..errors import BadRequest
 from . import operation
-from ._common import get_resource, name_taken
+from ._common import name_taken
 
 __all__: list[str] = []
-
-_PATCHABLE = ("name", "display_name", "description", "body", "allowed_tools", "tags", "enabled")
 
 
 def _check_name_free(ctx: Context, workspace_id: str, name: str, own_id: str | None) -> None:
@@ -21,15 +19,6 @@ def _check_name_free(ctx: Context, workspace_id: str, name: str, own_id: str | N
     if taken is not None:
         raise BadRequest(f"body field 'name': a skill named {name!r} already exists in "
                          f"workspace {workspace_id!r} ({taken['id']})")
-
-
-@operation("listSkills")
-def list_skills(ctx: Context) -> dict[str, Any]:
-    return ctx.page("skills", partition={"workspace_id": ctx.workspace_id},
-                    order=("created_at",), descending=True, render="Skill")
-
-
-operation("getSkill")(get_resource("Skill"))
 
 
 @operation("createSkill")
@@ -42,14 +31,14 @@ def create_skill(ctx: Context) -> dict[str, Any]:
         "id": ctx.new_id("skills"),
         "workspace_id": workspace_id,
         "name": body["name"],
-        # Inferred defaults of omitted fields: no display name and no tool restriction (null),
-        # no tags ([]), enabled (the document's default).
-        "display_name": body.get("display_name"),
+        # Omitted fields take the document's defaults (the validator fills them in); an
+        # omitted allowed_tools is stored as null: no tool restriction.
+        "display_name": body["display_name"],
         "description": body["description"],
         "body": body["body"],
         "allowed_tools": body.get("allowed_tools"),
-        "tags": body.get("tags", []),
-        "enabled": body.get("enabled", True),
+        "tags": body["tags"],
+        "enabled": body["enabled"],
         "created_at": now,
         "updated_at": now,
     })
@@ -59,7 +48,7 @@ def create_skill(ctx: Context) -> dict[str, Any]:
         for agent in ctx.store.find("agents", lambda a: a["workspace_id"] == workspace_id):
             ctx.store.update("agents", agent["id"], {
                 "skill_ids": [*agent.get("skill_ids", []), skill["id"]], "updated_at": now})
-    return {"data": ctx.shape(skill, "Skill")}
+    return {"data": ctx.shape(skill)}
 
 
 @operation("updateSkill")
@@ -69,8 +58,8 @@ def update_skill(ctx: Context) -> dict[str, Any]:
     body: dict[str, Any] = ctx.body
     if "name" in body:
         _check_name_free(ctx, skill["workspace_id"], body["name"], skill["id"])
-    # Only supplied fields change; an explicit null clears display_name, allowed_tools, tags.
-    changes = {k: v for k, v in body.items() if k in _PATCHABLE}
-    changes["updated_at"] = ctx.now()
+    # Only supplied fields change (the validated body holds only SkillPatch fields); an
+    # explicit null clears display_name, allowed_tools, tags.
+    changes = {**body, "updated_at": ctx.now()}
     skill = ctx.store.update("skills", skill["id"], changes)
-    return {"data": ctx.shape(skill, "Skill")}
+    return {"data": ctx.shape(skill)}

@@ -18,7 +18,7 @@ from ..context import Context
 from ..errors import BadRequest, Forbidden, NotFound
 from ..store import Record
 from . import operation
-from ._common import author, data, get_resource, is_member, preview, record_outbound_message
+from ._common import author, data, is_member, preview, record_outbound_message
 from .attachments import resolve_attachments
 
 OPEN = ("new", "pending")
@@ -62,8 +62,7 @@ def list_tickets(ctx: Context) -> dict[str, Any]:
     where = _all(_status_filter(ctx), _equals(ctx, "inbox_type_id"), _equals(ctx, "waiting_on"),
                  _equals(ctx, "channel"))
     return ctx.page("tickets", partition={"workspace_id": ctx.workspace_id},
-                    order=("last_message_at",), descending=ctx.descending, where=where,
-                    render="Ticket")
+                    order=("last_message_at",), descending=ctx.descending, where=where)
 
 
 @operation("searchTickets")
@@ -77,10 +76,7 @@ def search_tickets(ctx: Context) -> dict[str, Any]:
     # Inferred: search results come newest activity first (no sort parameter is documented).
     return ctx.page("tickets", partition={"workspace_id": ctx.workspace_id},
                     order=("last_message_at",), descending=True,
-                    where=_all(matches, _status_filter(ctx)), render="Ticket")
-
-
-operation("getTicket")(get_resource("Ticket"))
+                    where=_all(matches, _status_filter(ctx)))
 
 
 @operation("listContactTickets")
@@ -88,18 +84,10 @@ def list_contact_tickets(ctx: Context) -> dict[str, Any]:
     assert ctx.resource is not None
     return ctx.page("tickets", partition={"contact_id": ctx.resource["id"]},
                     order=("last_message_at",), descending=ctx.descending,
-                    where=_status_filter(ctx), render="Ticket")
+                    where=_status_filter(ctx))
 
 
 # -- transcript and replies ------------------------------------------------------------------
-
-
-@operation("listTicketMessages")
-def list_ticket_messages(ctx: Context) -> dict[str, Any]:
-    assert ctx.resource is not None
-    return ctx.page("messages", partition={"ticket_id": ctx.resource["id"]},
-                    order=("created_at",), descending=ctx.query.get("order") == "desc",
-                    render="Message")
 
 
 @operation("sendTicketMessage")
@@ -123,17 +111,10 @@ def send_ticket_message(ctx: Context) -> dict[str, Any]:
         changes["first_response_at"] = at
         changes["time_to_first_response_ms"] = _ms_between(ticket["first_message_at"], at)
     ctx.store.update("tickets", ticket["id"], changes)
-    return data(ctx, message, "MessageSent")
+    return data(ctx, message)
 
 
 # -- internal notes ---------------------------------------------------------------------------
-
-
-@operation("listTicketNotes")
-def list_ticket_notes(ctx: Context) -> dict[str, Any]:
-    assert ctx.resource is not None
-    return ctx.page("ticket_notes", partition={"ticket_id": ctx.resource["id"]},
-                    order=("created_at",), descending=ctx.descending, render="TicketNote")
 
 
 @operation("createTicketNote")
@@ -161,7 +142,7 @@ def create_ticket_note(ctx: Context) -> dict[str, Any]:
     }
     ctx.store.insert("ticket_notes", note)
     ctx.store.update("tickets", ticket["id"], {"updated_at": now})
-    return data(ctx, note, "TicketNote")
+    return data(ctx, note)
 
 
 @operation("updateTicketNote")
@@ -179,7 +160,7 @@ def update_ticket_note(ctx: Context) -> dict[str, Any]:
     now = ctx.now()
     note = ctx.store.update("ticket_notes", note_id, {"body": ctx.body["body"], "updated_at": now})
     ctx.store.update("tickets", ticket["id"], {"updated_at": now})
-    return data(ctx, note, "TicketNote")
+    return data(ctx, note)
 
 
 # -- state machine ----------------------------------------------------------------------------
@@ -202,7 +183,7 @@ def resolve_ticket(ctx: Context) -> dict[str, Any]:
         "waiting_on": "none",
         "updated_at": now,
     })
-    return data(ctx, ticket, "Ticket")
+    return data(ctx, ticket)
 
 
 @operation("reopenTicket")
@@ -224,7 +205,7 @@ def reopen_ticket(ctx: Context) -> dict[str, Any]:
         "waiting_on": "team",
         "updated_at": now,
     })
-    return data(ctx, ticket, "Ticket")
+    return data(ctx, ticket)
 
 
 @operation("closeTicket")
@@ -238,4 +219,4 @@ def close_ticket(ctx: Context) -> dict[str, Any]:
     ticket = ctx.store.update("tickets", ticket["id"], {
         "status": "closed", "closed_at": now, "updated_at": now,
     })
-    return data(ctx, ticket, "Ticket")
+    return data(ctx, ticket)

@@ -19,11 +19,10 @@ from ._common import data
 @operation("listWorkflows")
 def list_workflows(ctx: Context) -> dict[str, Any]:
     partition: dict[str, Any] = {"_workspace_id": ctx.workspace_id}
-    if not ctx.query.get("all_versions", False):
+    if not ctx.query["all_versions"]:
         partition["is_latest"] = True
     # Inferred (document): newest updated first.
-    return ctx.page("workflows", partition=partition, order=("updated_at",), descending=True,
-                    render="WorkflowSummary")
+    return ctx.page("workflows", partition=partition, order=("updated_at",), descending=True)
 
 
 @operation("listWorkflowFolders")
@@ -34,7 +33,7 @@ def list_workflow_folders(ctx: Context) -> dict[str, Any]:
         # Inferred: workflow_count is derived at read time (latest versions in the folder), so
         # it follows every move without bookkeeping.
         count = sum(1 for w in workflows if w.get("folder_id") == folder["id"] and w.get("is_latest"))
-        return ctx.shape({**folder, "workflow_count": count}, "WorkflowFolder")
+        return ctx.shape({**folder, "workflow_count": count})
 
     # Inferred (document): sorted by name.
     return ctx.page("workflow_folders", partition={"workspace_id": ctx.workspace_id},
@@ -56,8 +55,7 @@ def list_workflow_executions(ctx: Context) -> dict[str, Any]:
         tests.append(lambda x: x["started_at"] < before)
     return ctx.page("workflow_executions", partition={"workflow_id": ctx.resource["workflow_id"]},
                     order=("started_at",), descending=True,
-                    where=(lambda x: all(t(x) for t in tests)) if tests else None,
-                    render="WorkflowExecution")
+                    where=(lambda x: all(t(x) for t in tests)) if tests else None)
 
 
 @operation("listWorkflowExecutionEvents")
@@ -70,7 +68,7 @@ def list_workflow_execution_events(ctx: Context) -> dict[str, Any]:
         raise NotFound(f"execution {execution_id!r} not found for workflow "
                        f"{workflow['workflow_id']!r}")
     return ctx.page("workflow_events", partition={"execution_id": execution_id},
-                    order=("sequence",), descending=False, render="WorkflowExecutionEvent")
+                    order=("sequence",), descending=False)
 
 
 @operation("moveWorkflowToFolder")
@@ -93,4 +91,4 @@ def move_workflow_to_folder(ctx: Context) -> dict[str, Any]:
             ctx.store.update("workflows", version["workflow_id"],
                              {"folder_id": folder_id, "updated_at": now})
     moved = {"workflow_id": workflow["workflow_id"], "master_id": master_id, "folder_id": folder_id}
-    return data(ctx, moved, "WorkflowFolderAssignment")
+    return data(ctx, moved)

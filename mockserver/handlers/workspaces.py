@@ -20,7 +20,7 @@ def list_workspaces(ctx: Context) -> dict[str, Any]:
     found = [ws for ws_id in ctx.principal.workspace_ids
              if (ws := ctx.store.get("workspaces", ws_id)) is not None]
     found.sort(key=lambda ws: (ws["name"], ws["id"]))
-    return {"data": [ctx.shape(ws, "Workspace") for ws in found]}
+    return {"data": [ctx.shape(ws) for ws in found]}
 
 
 @operation("listWorkspaceRoles")
@@ -28,14 +28,7 @@ def list_workspace_roles(ctx: Context) -> dict[str, Any]:
     # Inferred order: the default role first, then by name.
     roles = ctx.store.find("roles", lambda r: r.get("_workspace_id") == ctx.workspace_id)
     roles.sort(key=lambda r: (not r["is_default"], r["name"], r["role_id"]))
-    return {"data": [ctx.shape(r, "Role") for r in roles]}
-
-
-@operation("listWorkspaceUsers")
-def list_workspace_users(ctx: Context) -> dict[str, Any]:
-    # Users belong to several workspaces: the index partitions on the `_workspace_ids` list.
-    return ctx.page("users", partition={"_workspace_ids": ctx.workspace_id}, order=("email",),
-                    descending=False, render="WorkspaceUser")
+    return {"data": [ctx.shape(r) for r in roles]}
 
 
 @operation("searchWorkspaceUsers")
@@ -47,34 +40,13 @@ def search_workspace_users(ctx: Context) -> dict[str, Any]:
                    for f in ("first_name", "last_name", "email"))
 
     return ctx.page("users", partition={"_workspace_ids": ctx.workspace_id}, order=("email",),
-                    descending=False, where=matches, render="WorkspaceUser")
-
-
-@operation("listWorkspaceSenders")
-def list_workspace_senders(ctx: Context) -> dict[str, Any]:
-    # Inferred order: by sender id (`<kind>:<address>`), which groups senders by kind.
-    return ctx.page("senders", partition={"workspace_id": ctx.workspace_id}, order=("id",),
-                    descending=False, render="Sender")
-
-
-@operation("listWhatsappTemplates")
-def list_whatsapp_templates(ctx: Context) -> dict[str, Any]:
-    # Inferred order: newest first, like the other creation-ordered lists.
-    return ctx.page("whatsapp_templates", partition={"workspace_id": ctx.workspace_id},
-                    order=("created_at",), descending=True, render="WhatsappTemplate")
-
-
-@operation("listVerificationRules")
-def list_verification_rules(ctx: Context) -> dict[str, Any]:
-    # Inferred order: newest first.
-    return ctx.page("verification_rules", partition={"workspace_id": ctx.workspace_id},
-                    order=("created_at",), descending=True, render="VerificationRule")
+                    descending=False, where=matches)
 
 
 @operation("getVerificationRule")
 def get_verification_rule(ctx: Context) -> dict[str, Any]:
     rule = ctx.require("verification_rules", ctx.path["rule_id"], "verification rule")
-    return {"data": ctx.shape(rule, "VerificationRule")}
+    return {"data": ctx.shape(rule)}
 
 
 @operation("getWorkspaceSettings")
@@ -83,4 +55,4 @@ def get_workspace_settings(ctx: Context) -> dict[str, Any]:
     if settings is None:
         # Inferred: a workspace whose dataset holds no settings record answers 404.
         raise NotFound(f"settings of workspace {ctx.workspace_id!r} not found")
-    return {"data": ctx.shape(settings, "WorkspaceSettings")}
+    return {"data": ctx.shape(settings)}

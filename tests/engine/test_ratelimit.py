@@ -27,16 +27,30 @@ def test_the_window_ends_after_a_minute() -> None:
     clock, limiter = make()
     for _ in range(3):
         limiter.hit("workspace", "ws")
-    clock.advance(60)
-    limiter.hit("workspace", "ws")
+    clock.advance(59.999)
+    with pytest.raises(TooManyRequests):  # still the same window
+        limiter.hit("workspace", "ws")
+    clock.advance(0.001)
+    for _ in range(3):  # a fresh window: the whole limit again, and no more
+        limiter.hit("workspace", "ws")
+    with pytest.raises(TooManyRequests):
+        limiter.hit("workspace", "ws")
 
 
 def test_workspaces_and_tokens_are_counted_apart() -> None:
     _, limiter = make()
     for _ in range(3):
         limiter.hit("workspace", "ws1")
-    limiter.hit("workspace", "ws2")
-    limiter.hit("token", "ws1")
+    with pytest.raises(TooManyRequests):
+        limiter.hit("workspace", "ws1")
+    # ws1 is exhausted; another workspace, and a token of the same name, are not.
+    for _ in range(3):
+        limiter.hit("workspace", "ws2")
+        limiter.hit("token", "ws1")
+    with pytest.raises(TooManyRequests):
+        limiter.hit("workspace", "ws2")
+    with pytest.raises(TooManyRequests):
+        limiter.hit("token", "ws1")
 
 
 def test_per_workspace_limits_and_switching_off() -> None:

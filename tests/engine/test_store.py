@@ -1,7 +1,11 @@
 from __future__ import annotations
 
+import sys
 import threading
+from collections.abc import Callable, Iterator
 from typing import Any
+
+import pytest
 
 from mockserver.clock import Clock
 from mockserver.store import Seed, Store
@@ -64,7 +68,59 @@ def test_list_valued_partition_fields_index_each_element() -> None:
     assert list(index.keys(("b",), after=None, descending=False)) == [((0, "x"), "u")]
 
 
-def test_concurrent_updates_lose_nothing() -> None:
+@pytest.fixture
+def fine_switching() -> Iterator[None]:
+    # Threads switch after a microsecond instead of 5 ms, so they interleave inside the store's
+    # methods: what the store's own lock must make atomic is really contended.
+    before = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        yield
+    finally:
+        sys.setswitchinterval(before)
+
+
+def _in_threads(count: int, work: Callable[[int], None]) -> None:
+    start = threading.Barrier(count, timeout=30)
+    errors: list[BaseException] = []
+
+    def run(i: int) -> None:
+        start.wait()
+        try:
+            work(i)
+        except BaseException as exc:  # pragma: no cover - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(count)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors[:3]
+
+
+def test_concurrent_writers_get_distinct_ids_and_instants_and_consistent_indexes(
+        fine_switching: None) -> None:
+    # The store's own methods, called from several threads with no lock taken by the caller.
+    store = make_store()
+    index = store.index("things", ("workspace_id",), ("at",))
+    made: list[tuple[str, str]] = []
+
+    def write(i: int) -> None:
+        for _ in range(1000):
+            key, at = store.new_id("t_"), store.now()
+            store.insert("things", {"id": key, "workspace_id": "ws", "n": i, "at": at})
+            made.append((key, at))
+
+    _in_threads(8, write)
+    assert len({key for key, _ in made}) == len(made) == 8 * 1000, "an id was issued twice"
+    assert len({at for _, at in made}) == len(made), "two writes got the same instant"
+    listed = [k[-1] for k in index.keys(("ws",), after=None, descending=False)]
+    assert sorted(listed) == sorted({"a", *(key for key, _ in made)})
+    assert store.count("things") == 1 + len(made)
+
+
+def test_concurrent_updates_lose_nothing(fine_switching: None) -> None:
     store = make_store()
 
     def bump() -> None:

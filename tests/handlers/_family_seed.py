@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from mockserver.app import MockApp
+from mockserver.fixtures import insert_checked
 
 HARBOR, ALPINE, DESERT = "ws_harborview", "ws_alpine", "ws_desert"
 WRITE = "mock-write-token"
@@ -28,7 +29,7 @@ def user(mock: MockApp, key: str, workspaces: list[str], email: str, first: str 
          last: str = "User") -> dict[str, Any]:
     record = {"id": key, "email": email, "first_name": first, "last_name": last,
               "role": "Member", "picture_url": None, "_workspace_ids": workspaces}
-    mock.store.insert("users", record)
+    insert_checked(mock.store, mock.spec, "users", record)
     return record
 
 
@@ -36,7 +37,7 @@ def model(mock: MockApp, model_string: str) -> dict[str, Any]:
     provider, name = model_string.split(":")
     record = {"model_string": model_string, "provider": provider, "name": name,
               "context_window_tokens": 128000}
-    mock.store.insert("models", record)
+    insert_checked(mock.store, mock.spec, "models", record)
     return record
 
 
@@ -44,7 +45,7 @@ def connection(mock: MockApp, key: str, workspace: str) -> dict[str, Any]:
     record = {"id": key, "workspace_id": workspace, "provider": "hostaway", "name": key,
               "status": "connected",
               "tools": [{"name": "get_listing", "description": "Reads a listing", "enabled": True}]}
-    mock.store.insert("agent_connections", record)
+    insert_checked(mock.store, mock.spec, "agent_connections", record)
     return record
 
 
@@ -53,33 +54,45 @@ def builtin_tool(mock: MockApp, key: str, name: str, enabled: bool,
     record = {"id": key, "name": name, "source": "builtin", "description": f"{name} tool",
               "enabled": enabled, "domain": "messaging", "tags": ["t"], "language": None,
               "connection_required": connection_required}
-    mock.store.insert("builtin_tools", record)
+    insert_checked(mock.store, mock.spec, "builtin_tools", record)
     return record
+
+
+def _thread(mock: MockApp, workspace: str) -> str:
+    """A conversation of the workspace whose contact exists (the same id): what a run or an
+    escalation may point at."""
+    return next(c["id"] for c in mock.store.all("conversations")
+                if c["workspace_id"] == workspace and mock.store.get("contacts", c["id"]))
 
 
 def agent_run(mock: MockApp, key: str, agent_id: str, workspace: str, status: str,
               created_at: str) -> dict[str, Any]:
+    thread = _thread(mock, workspace)
     record = {"id": key, "run_id": f"rn_{key}", "agent_id": agent_id, "workspace_id": workspace,
               "status": status, "disposition": "resolved", "disposition_reason": "answered",
-              "autopilot_sent": True, "proposal_outcome": None, "contact_id": "",
-              "conversation_id": "", "trigger_id": "", "error": None, "duration_ms": 10,
+              "autopilot_sent": True, "proposal_outcome": None, "contact_id": thread,
+              "conversation_id": thread, "trigger_id": "", "error": None, "duration_ms": 10,
               "token_usage": {"input": 1, "output": 2}, "total_cost": 0.01,
               "trace_id": "0" * 32, "created_at": created_at,
               "completed_at": None if status in ("accepted", "running") else created_at}
-    mock.store.insert("agent_runs", record)
+    insert_checked(mock.store, mock.spec, "agent_runs", record)
     return record
 
 
 def escalation(mock: MockApp, key: str, workspace: str, status: str = "pending",
                created_at: str = T0) -> dict[str, Any]:
     reviewed = status != "pending"
-    record = {"id": key, "workspace_id": workspace, "type": "chat", "conversation_id": "t_c",
-              "contact_id": "t_c", "agent_run_id": "t_ar", "agent_id": "t_ag",
+    # What it points at: a run of the workspace (its agent, contact and conversation).
+    run = next(r for r in mock.store.all("agent_runs")
+               if r["workspace_id"] == workspace and r["contact_id"])
+    record = {"id": key, "workspace_id": workspace, "type": "chat",
+              "conversation_id": run["conversation_id"], "contact_id": run["contact_id"],
+              "agent_run_id": run["id"], "agent_id": run["agent_id"],
               "disposition": "escalated", "disposition_reason": "needs a human",
               "status": status, "created_at": created_at,
               "reviewed_at": created_at if reviewed else None,
               "reviewed_by": ({"user_id": "t_us_x", "name": "X", "email": "x@example.com",
                                "picture_url": None} if reviewed else None),
               "assignee": None, "guest_message": "Is the pool open?"}
-    mock.store.insert("escalations", record)
+    insert_checked(mock.store, mock.spec, "escalations", record)
     return record

@@ -1,4 +1,5 @@
-"""Helpers for the handler tests: `make` seeds records of the API shape into the store.
+"""Helpers for the handler tests: `make` seeds records of the API shape into the store, each
+checked as the fixture loader checks a record (closed schemas, references that resolve).
 
 Each test builds the records it asserts on (in the default fixtures' workspaces, through the
 tokens of the default fixtures), so the tests do not depend on the dataset's content.
@@ -13,6 +14,7 @@ import pytest
 from conftest import COLLEAGUE, OTHER, WRITE
 
 from mockserver.app import MockApp
+from mockserver.fixtures import insert_checked
 
 HARBOR = "ws_harborview"
 ALPINE = "ws_alpine"
@@ -27,6 +29,10 @@ class Factory:
         self.mock = mock
         self.store = mock.store
         self._seq = itertools.count(1)
+
+    def insert(self, table: str, record: dict[str, Any]) -> None:
+        """Insert after the fixture loader's own check (schemas and references)."""
+        insert_checked(self.store, self.mock.spec, table, record)
 
     def _id(self, prefix: str) -> str:
         return f"{prefix}test{next(self._seq):05d}"
@@ -60,7 +66,7 @@ class Factory:
             ],
         }
         contact.update(over)
-        self.store.insert("contacts", contact)
+        self.insert("contacts", contact)
         if conversation:
             self.conversation(contact)
         return contact
@@ -77,7 +83,7 @@ class Factory:
             "created_at": contact["created_at"], "updated_at": contact["updated_at"],
         }
         conversation.update(over)
-        self.store.insert("conversations", conversation)
+        self.insert("conversations", conversation)
         return conversation
 
     def ticket(self, contact: dict, **over: Any) -> dict:
@@ -97,7 +103,7 @@ class Factory:
             "call_transcript_id": None,
         }
         ticket.update(over)
-        self.store.insert("tickets", ticket)
+        self.insert("tickets", ticket)
         return ticket
 
     def message(self, conversation_id: str, ws: str = HARBOR, **over: Any) -> dict:
@@ -109,7 +115,7 @@ class Factory:
             "attachments": [],
         }
         message.update(over)
-        self.store.insert("messages", message)
+        self.insert("messages", message)
         return message
 
     def note(self, ticket: dict, author_id: str, **over: Any) -> dict:
@@ -121,7 +127,7 @@ class Factory:
             "created_at": PAST, "updated_at": None, "attachments": [],
         }
         note.update(over)
-        self.store.insert("ticket_notes", note)
+        self.insert("ticket_notes", note)
         return note
 
     def sender(self, ws: str = HARBOR, channel: str = "email", **over: Any) -> dict:
@@ -130,7 +136,7 @@ class Factory:
         sender = {"id": f"{kind}:{address}", "workspace_id": ws, "kind": kind, "address": address,
                   "display_name": "Front desk", "channel": channel, "is_default": False}
         sender.update(over)
-        self.store.insert("senders", sender)
+        self.insert("senders", sender)
         return sender
 
     def template(self, ws: str = HARBOR, **over: Any) -> dict:
@@ -140,7 +146,7 @@ class Factory:
                     "variables": {"1": "Jane", "2": "the loft"}, "approval_status": "approved",
                     "created_at": PAST}
         template.update(over)
-        self.store.insert("whatsapp_templates", template)
+        self.insert("whatsapp_templates", template)
         return template
 
     def reservation(self, contact: dict, **over: Any) -> dict:
@@ -162,7 +168,7 @@ class Factory:
             "ai_paused": False, "created_at": PAST, "updated_at": PAST,
         }
         reservation.update(over)
-        self.store.insert("reservations", reservation)
+        self.insert("reservations", reservation)
         return reservation
 
     def call(self, contact: dict, **over: Any) -> dict:
@@ -178,7 +184,7 @@ class Factory:
             "transcript": [],
         }
         call.update(over)
-        self.store.insert("calls", call)
+        self.insert("calls", call)
         return call
 
     def appointment(self, contact: dict, **over: Any) -> dict:
@@ -192,13 +198,15 @@ class Factory:
             "references": [], "last_synced_at": PAST, "created_at": PAST,
         }
         appointment.update(over)
-        self.store.insert("appointments", appointment)
+        self.insert("appointments", appointment)
         return appointment
 
     def helpdesk_ticket(self, contact: dict, **over: Any) -> dict:
+        # Mirrors a ticket of the contact (the reference must resolve).
+        ticket_id = over.pop("ticket_id", None) or self.ticket(contact)["id"]
         ticket = {
             "id": self._id("hd"), "workspace_id": contact["workspace_id"],
-            "contact_id": contact["id"], "ticket_id": "xd0", "connection_id": "cn1",
+            "contact_id": contact["id"], "ticket_id": ticket_id, "connection_id": "cn1",
             "external_ticket_id": "1", "external_group_id": "g", "external_assignee_id": "a",
             "subject": "Heater", "description": "Broken", "status": "open", "priority": "high",
             "type": "incident", "channel": "email", "tags": [],
@@ -206,7 +214,7 @@ class Factory:
             "last_external_update_at": PAST, "created_at": PAST,
         }
         ticket.update(over)
-        self.store.insert("helpdesk_tickets", ticket)
+        self.insert("helpdesk_tickets", ticket)
         return ticket
 
     def folder(self, ws: str = HARBOR, **over: Any) -> dict:
@@ -214,7 +222,7 @@ class Factory:
                   "parent_id": None, "workflow_count": 0, "created_at": PAST,
                   "updated_at": PAST}
         folder.update(over)
-        self.store.insert("workflow_folders", folder)
+        self.insert("workflow_folders", folder)
         return folder
 
     def workflow(self, ws: str = HARBOR, **over: Any) -> dict:
@@ -223,7 +231,7 @@ class Factory:
                     "version": 1, "is_latest": True, "color": "#112233",
                     "trigger_summary": "RESERVATION_NEW", "created_at": PAST, "updated_at": PAST}
         workflow.update(over)
-        self.store.insert("workflows", workflow)
+        self.insert("workflows", workflow)
         return workflow
 
     def execution(self, workflow: dict, **over: Any) -> dict:
@@ -232,7 +240,7 @@ class Factory:
                      "status": "SUCCESS", "trigger_source": "RESERVATION_NEW",
                      "started_at": PAST, "ended_at": None, "error_summary": None}
         execution.update(over)
-        self.store.insert("workflow_executions", execution)
+        self.insert("workflow_executions", execution)
         return execution
 
     def event(self, execution: dict, sequence: int, **over: Any) -> dict:
@@ -240,18 +248,20 @@ class Factory:
                  "sequence": sequence, "type": "STEP_STARTED", "step_id": None,
                  "step_name": None, "message": None, "data": {}, "occurred_at": PAST}
         event.update(over)
-        self.store.insert("workflow_events", event)
+        self.insert("workflow_events", event)
         return event
 
     def agent_run(self, conversation_id: str, ws: str = HARBOR, **over: Any) -> dict:
-        run = {"id": self._id("ar"), "run_id": "r", "agent_id": "ag1", "workspace_id": ws,
+        # Run by an agent of the workspace (references must resolve, as in a fixture).
+        agent_id = next(a["id"] for a in self.store.all("agents") if a["workspace_id"] == ws)
+        run = {"id": self._id("ar"), "run_id": "r", "agent_id": agent_id, "workspace_id": ws,
                "status": "completed", "disposition": "resolved", "disposition_reason": "",
                "autopilot_sent": True, "proposal_outcome": None, "contact_id": conversation_id,
                "conversation_id": conversation_id, "trigger_id": "tr1", "error": None,
                "duration_ms": 1, "token_usage": {"input": 1, "output": 1}, "total_cost": 0,
                "trace_id": "t", "created_at": PAST, "completed_at": PAST}
         run.update(over)
-        self.store.insert("agent_runs", run)
+        self.insert("agent_runs", run)
         return run
 
 

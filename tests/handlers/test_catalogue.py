@@ -23,7 +23,7 @@ def test_conversation_tags(client, make: Factory) -> None:
         record = {"id": f"ct_{name}", "workspace_id": ws, "name": name, "kind": kind,
                   "parent_id": None, "description": None, "color": None,
                   "conversation_count": 0, "created_at": PAST, "updated_at": PAST}
-        make.store.insert("conversation_tags", record)
+        make.insert("conversation_tags", record)
         return record
 
     b, a, c = tag("zz-b", "label"), tag("zz-a", "root_topic"), tag("zz-c", "label")
@@ -67,7 +67,7 @@ def test_reservations_and_transactions(client, make: Factory) -> None:
     assert dates == sorted(dates, reverse=True)
 
     def txn(tid: str, date: str, kind: str, reservation_id: str | None) -> None:
-        make.store.insert("airbnb_transactions", {
+        make.insert("airbnb_transactions", {
             "id": tid, "workspace_id": HARBOR, "reservation_id": reservation_id,
             "confirmation_code": None, "listing_id": None, "type": kind, "date": date,
             "start_date": None, "nights": None, "guest_name": None, "currency": "USD",

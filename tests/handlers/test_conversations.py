@@ -109,7 +109,7 @@ def test_search(client, make: Factory) -> None:
 
 def test_detail(client, make: Factory) -> None:
     c = make.contact()
-    make.store.insert("conversation_summaries",
+    make.insert("conversation_summaries",
                       {"id": c["id"], "summary": "Asked about parking", "sentiment": "neutral"})
     make.ticket(c, status="resolved", created_at="2026-09-01T00:00:00.000Z")
     latest = make.ticket(c, status="pending", created_at="2026-10-01T00:00:00.000Z")

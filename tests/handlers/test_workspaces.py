@@ -8,6 +8,7 @@ from typing import Any
 from starlette.testclient import TestClient
 
 from mockserver.app import MockApp
+from mockserver.fixtures import insert_checked
 
 from ._family_seed import ALPINE, DESERT, HARBOR, OTHER, READ, T0, auth, user
 
@@ -37,7 +38,7 @@ def test_workspaces_are_those_of_the_token(client: TestClient) -> None:
 
 def test_roles_belong_to_their_workspace(client: TestClient, mock: MockApp) -> None:
     for key, ws, name in [("t_rl1", HARBOR, "Zz Auditor"), ("t_rl2", ALPINE, "Zz Alpine only")]:
-        mock.store.insert("roles", {"role_id": key, "_workspace_id": ws, "name": name,
+        insert_checked(mock.store, mock.spec, "roles", {"role_id": key, "_workspace_id": ws, "name": name,
                                     "is_default": False, "permissions": ["View Contacts"]})
     roles = client.get(f"/v1/workspaces/{HARBOR}/roles").json()["data"]
     ids = [r["role_id"] for r in roles]
@@ -81,7 +82,7 @@ def test_another_workspace_is_forbidden(client: TestClient) -> None:
 
 def test_senders_and_templates_of_the_workspace(client: TestClient, mock: MockApp) -> None:
     for ws, address in [(HARBOR, "front-t@example.com"), (ALPINE, "alpine-t@example.com")]:
-        mock.store.insert("senders", {
+        insert_checked(mock.store, mock.spec, "senders", {
             "id": f"gmail_account:{address}", "workspace_id": ws, "kind": "gmail_account",
             "address": address, "display_name": "Front desk", "channel": "email",
             "is_default": False})
@@ -92,7 +93,7 @@ def test_senders_and_templates_of_the_workspace(client: TestClient, mock: MockAp
     assert ids == sorted(ids)
 
     for n, created in [(1, "2026-01-01T00:00:00.000Z"), (2, "2026-01-02T00:00:00.000Z")]:
-        mock.store.insert("whatsapp_templates", {
+        insert_checked(mock.store, mock.spec, "whatsapp_templates", {
             "content_sid": f"HX{n:032x}", "workspace_id": HARBOR, "friendly_name": f"t{n}",
             "language": "en", "body": "Hi {{1}}", "variables": {"1": "Jane"},
             "approval_status": "approved", "created_at": created})
@@ -103,7 +104,7 @@ def test_senders_and_templates_of_the_workspace(client: TestClient, mock: MockAp
 
 
 def _rule(mock: MockApp, key: str, ws: str) -> None:
-    mock.store.insert("verification_rules", {
+    insert_checked(mock.store, mock.spec, "verification_rules", {
         "id": key, "workspace_id": ws, "name": "Door code", "description": None,
         "enabled": True, "applies_to": ["door_code"],
         "checks": [{"field": "last_name", "method": "case_insensitive"}],
@@ -126,7 +127,7 @@ def test_verification_rules(client: TestClient, mock: MockApp) -> None:
 
 
 def test_settings(client: TestClient, mock: MockApp) -> None:
-    mock.store.insert("workspace_settings", {
+    insert_checked(mock.store, mock.spec, "workspace_settings", {
         "_workspace_id": ALPINE, "company_name": "Alpine Test Lodges", "company_website": None,
         "company_size": None, "about": None, "timezone": "Europe/Zurich",
         "default_phone_country_code": "CH", "date_format": "DD/MM/YYYY",

@@ -1,9 +1,13 @@
-"""Concurrency through the real server: uvicorn in a thread on loopback, several client threads
-each with its own httpx.Client. Writes are not lost, and pagination keeps its exactly-once law
-for records that exist throughout a walk while others are created and deleted."""
+"""Concurrency: one mock driven at once through the real server (uvicorn in a thread on
+loopback, client threads each with its own httpx.Client) and from in-process event loops in
+other threads, as the pytest plugin's transports do. Writes are not lost, and pagination keeps
+its exactly-once law for records that exist throughout a walk while others are created and
+deleted."""
 
 from __future__ import annotations
 
+import asyncio
+import sys
 import threading
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -15,6 +19,7 @@ from conform.serve import serve
 from conftest import FROZEN_AT, auth
 
 from mockserver.app import Config, MockApp, create_app
+from mockserver.transport import AsyncASGITransport, SyncASGITransport
 
 WS = "ws_harborview"
 THREADS = 8
@@ -56,52 +61,6 @@ def in_threads(base: str, count: int, work: Callable[[httpx.Client, int], Any]) 
     finally:
         for client in clients:
             client.close()
-
-
-def test_concurrent_code_patches_bump_the_version_by_exactly_n(base: str) -> None:
-    with httpx.Client(base_url=base, headers=auth()) as http:
-        tools = http.get(f"/v1/custom-tools?workspace_id={WS}&limit=100").json()["data"]
-    tool = next(t for t in tools if t["language"] == "python")
-    n = 40
-
-    def patch(client: httpx.Client, i: int) -> tuple[int, int]:
-        code = f"def main(**params):\n    return {{'message': 'variant {i}'}}\n"
-        response = client.patch(f"/v1/custom-tools/{tool['id']}", json={"code": code})
-        assert response.status_code == 200, response.text
-        return i, response.json()["data"]["version"]
-
-    results = in_threads(base, n, patch)
-    versions = sorted(v for _, v in results)
-    # Each patch saw a distinct version: read-modify-write is atomic.
-    assert versions == list(range(tool["version"] + 1, tool["version"] + n + 1))
-    with httpx.Client(base_url=base, headers=auth()) as http:
-        final = http.get(f"/v1/custom-tools/{tool['id']}").json()["data"]
-    assert final["version"] == tool["version"] + n
-    last = max(results, key=lambda r: r[1])[0]
-    assert f"variant {last}'" in final["code"]
-
-
-def test_concurrent_ticket_note_creates_all_land(base: str) -> None:
-    with httpx.Client(base_url=base, headers=auth()) as http:
-        ticket = http.get(f"/v1/tickets?workspace_id={WS}&limit=1").json()["data"][0]
-        url = f"/v1/tickets/{ticket['id']}/notes"
-        before = _walk(http, url, {"limit": 100})
-    n = 60
-
-    def create(client: httpx.Client, i: int) -> str:
-        response = client.post(url, json={"body": f"concurrent note {i}"})
-        assert response.status_code == 201, response.text
-        return str(response.json()["data"]["id"])
-
-    created = in_threads(base, n, create)
-    assert len(set(created)) == n
-    with httpx.Client(base_url=base, headers=auth()) as http:
-        after = _walk(http, url, {"limit": 100})
-    assert len(after) == len(before) + n
-    assert set(after) == set(before) | set(created)
-    with httpx.Client(base_url=base, headers=auth()) as http:
-        bodies = {n["body"] for n in _walk_records(http, url, {"limit": 100})}
-    assert {f"concurrent note {i}" for i in range(n)} <= bodies
 
 
 def _walk_records(client: httpx.Client, url: str, params: dict[str, Any]) -> list[dict[str, Any]]:
@@ -172,3 +131,139 @@ def test_pagination_is_exactly_once_for_stable_records_under_creates_and_deletes
         seen_stable = [key for key in walk if key in stable]
         assert sorted(seen_stable) == sorted(stable), "a stable record was missed or repeated"
         assert len(walk) == len(set(walk)), "an id appeared twice in one walk"
+
+
+# -- several threads and event loops over one mock at once ----------------------------------
+#
+# uvicorn runs every handler on its one loop, so requests through the server alone never
+# interleave inside a handler. The plugin also serves the same mock in-process: each
+# SyncASGITransport has an event loop in its own thread, and a test may run its own loop with
+# an AsyncASGITransport. Here all of these drive one mock at once, with a tiny thread switch
+# interval so that threads interleave inside handlers: without the store lock, patches lose
+# updates and timestamps or ids repeat.
+
+
+@pytest.fixture
+def fine_switching() -> Iterator[None]:
+    before = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        yield
+    finally:
+        sys.setswitchinterval(before)
+
+
+def test_server_thread_and_in_process_loops_lose_no_update(own_mock: MockApp, base: str,
+                                                           fine_switching: None) -> None:
+    app = create_app(mock=own_mock)
+    with httpx.Client(base_url=base, headers=auth()) as http:
+        tools = http.get(f"/v1/custom-tools?workspace_id={WS}&limit=100").json()["data"]
+    tool = next(t for t in tools if t["language"] == "python")
+    per_driver = 25
+    start = threading.Barrier(6, timeout=30)
+
+    def body(driver: str, i: int) -> dict[str, str]:
+        return {"code": f"def main(**params):\n    return {{'message': '{driver} {i}'}}\n"}
+
+    def over_socket(driver: str) -> list[int]:
+        with httpx.Client(base_url=base, headers=auth(), timeout=30) as client:
+            start.wait()
+            return [client.patch(f"/v1/custom-tools/{tool['id']}", json=body(driver, i))
+                    .json()["data"]["version"] for i in range(per_driver)]
+
+    def sync_transport(driver: str) -> list[int]:
+        transport = SyncASGITransport(app)
+        try:
+            with httpx.Client(transport=transport, base_url="http://mock",
+                              headers=auth()) as client:
+                start.wait()
+                return [client.patch(f"/v1/custom-tools/{tool['id']}", json=body(driver, i))
+                        .json()["data"]["version"] for i in range(per_driver)]
+        finally:
+            transport.close()
+
+    def own_loop(driver: str) -> list[int]:
+        async def run() -> list[int]:
+            async with httpx.AsyncClient(transport=AsyncASGITransport(app),
+                                         base_url="http://mock", headers=auth()) as client:
+                start.wait()
+
+                async def one(i: int) -> int:
+                    response = await client.patch(f"/v1/custom-tools/{tool['id']}",
+                                                  json=body(driver, i))
+                    return int(response.json()["data"]["version"])
+
+                return list(await asyncio.gather(*(one(i) for i in range(per_driver))))
+
+        return asyncio.run(run())
+
+    drivers = [("socket-a", over_socket), ("socket-b", over_socket),
+               ("portal-a", sync_transport), ("portal-b", sync_transport),
+               ("loop-a", own_loop), ("loop-b", own_loop)]
+    with ThreadPoolExecutor(max_workers=len(drivers)) as pool:
+        results = list(pool.map(lambda d: d[1](d[0]), drivers))
+    versions = sorted(v for result in results for v in result)
+    n = per_driver * len(drivers)
+    # Every patch changed the code, so each saw a distinct version: none was lost.
+    assert versions == list(range(tool["version"] + 1, tool["version"] + n + 1))
+    with httpx.Client(base_url=base, headers=auth()) as http:
+        final = http.get(f"/v1/custom-tools/{tool['id']}").json()["data"]
+    assert final["version"] == tool["version"] + n
+
+
+def test_concurrent_skill_creates_each_reach_every_agent(own_mock: MockApp, base: str,
+                                                         fine_switching: None) -> None:
+    # Creating a skill with auto_assign appends it to every agent's skill_ids (a
+    # read-modify-write of each agent): concurrent creates must each land on every agent, and
+    # get distinct ids and distinct creation instants.
+    app = create_app(mock=own_mock)
+    per_driver = 30
+    start = threading.Barrier(6, timeout=30)
+
+    def skill(driver: str, i: int) -> dict[str, Any]:
+        return {"workspace_id": WS, "name": f"{driver}-{i}", "description": "d", "body": "b",
+                "auto_assign_to_existing_v2_agents": True}
+
+    def over_socket(driver: str) -> list[dict[str, Any]]:
+        with httpx.Client(base_url=base, headers=auth(), timeout=30) as client:
+            start.wait()
+            return [client.post("/v1/skills", json=skill(driver, i)).json()["data"]
+                    for i in range(per_driver)]
+
+    def sync_transport(driver: str) -> list[dict[str, Any]]:
+        transport = SyncASGITransport(app)
+        try:
+            with httpx.Client(transport=transport, base_url="http://mock",
+                              headers=auth()) as client:
+                start.wait()
+                return [client.post("/v1/skills", json=skill(driver, i)).json()["data"]
+                        for i in range(per_driver)]
+        finally:
+            transport.close()
+
+    def own_loop(driver: str) -> list[dict[str, Any]]:
+        async def run() -> list[dict[str, Any]]:
+            async with httpx.AsyncClient(transport=AsyncASGITransport(app),
+                                         base_url="http://mock", headers=auth()) as client:
+                start.wait()
+                responses = await asyncio.gather(*(
+                    client.post("/v1/skills", json=skill(driver, i)) for i in range(per_driver)))
+                return [r.json()["data"] for r in responses]
+
+        return asyncio.run(run())
+
+    drivers = [("socket-a", over_socket), ("socket-b", over_socket),
+               ("portal-a", sync_transport), ("portal-b", sync_transport),
+               ("loop-a", own_loop), ("loop-b", own_loop)]
+    with ThreadPoolExecutor(max_workers=len(drivers)) as pool:
+        skills = [s for result in pool.map(lambda d: d[1](d[0]), drivers) for s in result]
+    n = per_driver * len(drivers)
+    created = {s["id"] for s in skills}
+    assert len(created) == n, "two creates got the same id"
+    assert len({s["created_at"] for s in skills}) == n, "two writes got the same instant"
+    with httpx.Client(base_url=base, headers=auth()) as http:
+        agents = _walk_records(http, "/v1/agents", {"workspace_id": WS, "limit": 100})
+    assert agents
+    for agent in agents:
+        missing = created - {s["id"] for s in agent["skills"]}
+        assert not missing, f"agent {agent['id']} lost {len(missing)} of {n} skills"
