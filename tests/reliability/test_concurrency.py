@@ -91,6 +91,7 @@ def test_pagination_is_exactly_once_for_stable_records_under_creates_and_deletes
         stable = set(_walk(http, url, {"workspace_id": WS, "limit": 100}))
     assert len(stable) > 6
     stop = threading.Event()
+    writing = threading.Event()  # walkers start once the writers do (not before, not after)
     errors: list[str] = []
     writes = [0]
 
@@ -112,12 +113,17 @@ def test_pagination_is_exactly_once_for_stable_records_under_creates_and_deletes
                     errors.append(f"delete {r.status_code} {r.text[:200]}")
                     return
             writes[0] += 1
+            writing.set()
+
+    def walker(client: httpx.Client, i: int) -> list[list[str]]:
+        if not writing.wait(timeout=60):
+            errors.append("no write was answered within 60 s")
+        return [_walk(client, url, params) for _ in range(3)]
 
     walks: list[list[str]] = []
     with ThreadPoolExecutor(max_workers=2) as outer:
         writers = outer.submit(in_threads, base, 3, writer)
-        walkers = outer.submit(in_threads, base, 4,
-                               lambda client, i: [_walk(client, url, params) for _ in range(3)])
+        walkers = outer.submit(in_threads, base, 4, walker)
         try:
             for result in walkers.result(timeout=120):
                 walks += result
