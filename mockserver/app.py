@@ -94,6 +94,9 @@ class Config:
     max_session_memory: int = 512 * 1024 * 1024  # bytes the sessions' changes may hold
     session_idle_seconds: float = 3600.0  # a session without requests this long is deleted
     sessions_on_use: bool = False  # a request naming an unknown session creates it
+    # -- shared state (shared.py): several workers and processes as one mock ------------------
+    state: str | None = None  # redis://HOST:PORT/DB; None: in memory, this process only
+    state_namespace: str = "mock"  # mocks sharing one Redis are apart by namespace
 
 
 class UnsupportedPreference(BadRequest):
@@ -189,13 +192,21 @@ class MockApp:
         self.spec: Spec = load_spec(config.spec_path)
         if dataset is None:
             dataset = load_dataset(config.fixtures or None, spec=self.spec)
-        self.state = MockState(
-            dataset,
-            Settings(seed=config.seed, rate_limit=config.rate_limit,
-                     frozen_clock=config.frozen_clock),
-            journal_size=config.journal_size, journal_bytes=config.journal_bytes,
-            response_cache=config.response_cache,
-        )
+        settings = Settings(seed=config.seed, rate_limit=config.rate_limit,
+                            frozen_clock=config.frozen_clock)
+        self.state: MockState
+        if config.state is None:
+            self.state = MockState(dataset, settings, journal_size=config.journal_size,
+                                   journal_bytes=config.journal_bytes,
+                                   response_cache=config.response_cache)
+        else:  # one worker of a mock shared through Redis (imports redis-py)
+            from .shared import shared_state
+
+            self.state = shared_state(
+                config.state, namespace=config.state_namespace, dataset=dataset,
+                settings=settings, fixtures=config.fixtures, spec=self.spec,
+                journal_size=config.journal_size, journal_bytes=config.journal_bytes,
+                response_cache=config.response_cache)
         self.cursors = CursorCodec(config.cursor_secret or secrets.token_bytes(32))
         self.router = Router(self.spec)
         self.validators = {op.operation_id: RequestValidator(self.spec, op)
@@ -221,6 +232,10 @@ class MockApp:
                    snapshot: StateSnapshot | None) -> MockState:
         """A session's state: over the default state's dataset and settings, or forked from
         a snapshot (its records, ids and settings)."""
+        if self.state.replicated:  # refused before anything is created
+            raise BadRequest(
+                "sessions are not shared through Redis yet: a mock served with --state has "
+                "its default session only (give each client its own --state-namespace)")
         if snapshot is not None:
             return MockState(snapshot.shared, settings or snapshot.settings, name=name,
                              base=snapshot.base, journal_size=self.config.journal_size,
@@ -300,6 +315,15 @@ class MockApp:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         state = self.state_for(scope)
+        if state.replicated:  # apply what other workers wrote (shared.py)
+            try:
+                state.sync()  # type: ignore[attr-defined]
+            except ApiError as error:
+                body = error_body(error)
+                await send({"type": "http.response.start", "status": error.status_code,
+                            "headers": _json_headers(body)})
+                await send({"type": "http.response.body", "body": body})
+                return
         # The one cheap check: journal, faults and the request log cost nothing while idle.
         if state.journal.enabled or state.faults.rules or (
             self.config.request_log and REQUEST_LOGGER.isEnabledFor(20)
@@ -357,7 +381,8 @@ class MockApp:
         except ApiError as error:
             status, body = error.status_code, error_body(error)
             headers = _json_headers(body, error.headers)
-            check = not isinstance(error, UnsupportedPreference)
+            # Not answers of the operation: a refused preference, shared state unreachable.
+            check = not isinstance(error, UnsupportedPreference) and error.status_code != 503
             cache_key = pure = None
         if self.selfcheck is not None and operation is not None and check:
             self.selfcheck.check(operation, status, body,
@@ -457,21 +482,34 @@ class MockApp:
             raw = await self._read_body(scope, receive)
             body = validator.body(raw, _header(scope, b"content-type"))
         store, clock = state.store, state.clock
-        with store.lock:
+        counted = False
+
+        def handle() -> tuple[Any, str, str, int, bool]:
+            nonlocal counted
             workspace_id, resource = self._resolve_workspace(store, operation, principal, path,
                                                              query, body)
             if workspace_id is not None:
                 kind, ident = "workspace", workspace_id
             else:
                 kind, ident = "token", principal.token
-            state.count_request(kind, ident)
+            if not counted:  # once, however often a shared write runs again
+                state.count_request(kind, ident)
+                counted = True
             if prefer is not None:
                 self._apply_preference(operation, prefer)
             version, reads = store.version, clock.reads
             ctx = Context(self.services, store, self.base_url_of(state), operation, principal,
                           path, query, body, workspace_id, resource)
             result = self.handlers[operation.operation_id](ctx)
-            pure = version == store.version and reads == clock.reads
+            return (result, kind, ident, version,
+                    version == store.version and reads == clock.reads)
+
+        if state.replicated:  # one entry of the shared log (caught up at the request's start)
+            result, kind, ident, version, pure = state.transaction(  # type: ignore[attr-defined]
+                handle, fresh=False)
+        else:
+            with store.lock:
+                result, kind, ident, version, pure = handle()
         return operation.success_status, result, (version, kind, ident) if pure else None
 
     def _apply_preference(self, operation: Operation, prefer: str) -> None:
@@ -621,7 +659,12 @@ def create_app(config: Config | None = None, *, mock: MockApp | None = None) -> 
     routes = [*control_routes(mock), *docs_routes(mock),
               Route("/__storage__/upload/{token}", storage.upload, methods=["PUT"]),
               Route("/__storage__/files/{storage_id}", storage.download, methods=["GET"])]
-    app = Starlette(routes=routes, exception_handlers={404: not_found, 405: not_allowed})
+    async def api_error(request: Request, exc: Exception) -> Response:
+        assert isinstance(exc, ApiError)
+        return error_response(exc)  # e.g. 503 from shared state, in the storage routes
+
+    app = Starlette(routes=routes, exception_handlers={404: not_found, 405: not_allowed,
+                                                       ApiError: api_error})
     app.state.mock = mock
     # Every other path goes through the pipeline too (it answers 404 naming the path).
     app.router.default = mock

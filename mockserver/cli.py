@@ -4,26 +4,29 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import json
+import os
 import signal
 import sys
 from pathlib import Path
+from typing import Any
 
 __all__ = ["main"]
 
 DEFAULT_HOST = "127.0.0.1"  # safe default: loopback only
+STATE_ENV = "MOCK_API_STATE"  # redis://HOST:PORT/DB, as --state
+NAMESPACE_ENV = "MOCK_API_STATE_NAMESPACE"
+_WORKER_ENV = "MOCKSERVER_WORKER_ARGS"  # serve's options, handed to each --workers process
 
 
-def _serve(args: argparse.Namespace) -> int:
-    import uvicorn
-
-    from .app import Config, MockApp, create_app
-    from .fixtures import FixtureError, default_fixtures_dir
-    from .requestlog import configure_logging
+def _config(args: argparse.Namespace) -> Any:
+    from .app import Config
+    from .fixtures import default_fixtures_dir
 
     fixtures = [Path(p) for p in args.fixtures] or [default_fixtures_dir()]
     fixtures += [Path(p) for p in args.overlay]
     base_url = f"http://{args.host}:{args.port}"
-    config = Config(
+    return Config(
         fixtures=fixtures,
         seed=args.seed,
         rate_limit=args.rate_limit,
@@ -40,13 +43,52 @@ def _serve(args: argparse.Namespace) -> int:
         max_session_memory=args.max_session_memory * 1024 * 1024,
         session_idle_seconds=args.session_idle,
         sessions_on_use=args.sessions_on_use,
+        state=args.state,
+        state_namespace=args.state_namespace,
     )
+
+
+def worker_app() -> Any:
+    """The application of one `serve --workers N` process (uvicorn's factory)."""
+    from .app import create_app
+    from .requestlog import configure_logging
+
+    args = argparse.Namespace(**json.loads(os.environ[_WORKER_ENV]))
+    if not args.quiet:
+        configure_logging(args.log_format)
+    return create_app(_config(args))
+
+
+def _serve(args: argparse.Namespace) -> int:
+    import uvicorn
+
+    from .app import MockApp, create_app
+    from .fixtures import FixtureError
+    from .requestlog import configure_logging
+
+    if args.workers < 1:
+        print("error: --workers must be at least 1", file=sys.stderr)
+        return 2
+    if args.workers > 1 and not args.state:
+        print(f"error: --workers {args.workers} needs shared state: each worker would keep its "
+              f"own copy of the mock (ids, records, rate limits and resets would diverge). "
+              f"Start Redis and add --state redis://127.0.0.1:6379/0 (or set {STATE_ENV})",
+              file=sys.stderr)
+        return 2
+    config = _config(args)
+    base_url = config.base_url
+    fixtures = config.fixtures
     if not args.quiet:
         configure_logging(args.log_format)
     try:
         mock = MockApp(config)
     except FixtureError as exc:
         print(f"error: fixtures: {exc}", file=sys.stderr)
+        return 2
+    except RuntimeError as exc:  # shared.SharedStateError: redis-py, Redis, namespace
+        if type(exc).__name__ != "SharedStateError":
+            raise
+        print(f"error: --state: {exc}", file=sys.stderr)
         return 2
     app = create_app(mock=mock)
     print(f"Workspace API mock serving {base_url}/v1", flush=True)
@@ -58,13 +100,24 @@ def _serve(args: argparse.Namespace) -> int:
     print(f"  rate limit: {limit}; fixtures: {', '.join(map(str, fixtures))}", flush=True)
     print(f"  control API: {base_url}/__mock__/  inspector: {base_url}/__mock__/inspector",
           flush=True)
+    if args.state:
+        print(f"  shared state: {args.state} namespace {args.state_namespace!r}; "
+              f"{args.workers} worker(s)", flush=True)
     # uvicorn installs its own SIGINT/SIGTERM handlers: both shut the server down cleanly,
     # after which uvicorn restores the previous handlers and raises the signal again. The
     # SIGTERM handler below turns that into a normal exit (0), as Ctrl-C already is.
     previous = signal.signal(signal.SIGTERM, _stop)
     try:
-        uvicorn.run(app, host=args.host, port=args.port, log_level="warning",
-                    access_log=False, lifespan="on")
+        if args.workers > 1:  # processes that build their own worker of the shared mock
+            os.environ[_WORKER_ENV] = json.dumps({k: v for k, v in vars(args).items()
+                                                  if k != "func"})
+            del app, mock
+            uvicorn.run("mockserver.cli:worker_app", factory=True, workers=args.workers,
+                        host=args.host, port=args.port, log_level="warning",
+                        access_log=False, lifespan="on")
+        else:
+            uvicorn.run(app, host=args.host, port=args.port, log_level="warning",
+                        access_log=False, lifespan="on")
     except (_Stopped, KeyboardInterrupt):
         pass
     finally:
@@ -132,6 +185,15 @@ def build_parser() -> argparse.ArgumentParser:
                        help="delete a session after this long without requests (0: never)")
     serve.add_argument("--sessions-on-use", action="store_true",
                        help="a request naming an unknown session creates it (instead of 404)")
+    serve.add_argument("--state", default=os.environ.get(STATE_ENV) or None,
+                       metavar="redis://HOST:PORT/DB",
+                       help="share the mock's state through Redis, so that several workers "
+                       f"and processes serve one mock (env {STATE_ENV}; needs the redis extra)")
+    serve.add_argument("--state-namespace", default=os.environ.get(NAMESPACE_ENV) or "mock",
+                       metavar="NAME", help="mocks sharing one Redis are apart by namespace "
+                       f"(default 'mock'; env {NAMESPACE_ENV})")
+    serve.add_argument("--workers", type=int, default=1, metavar="N",
+                       help="worker processes (more than 1 needs --state)")
     serve.set_defaults(func=_serve)
 
     fixtures = commands.add_parser("fixtures", help="work with fixture datasets")

@@ -96,6 +96,9 @@ def _route(mock: MockApp, operation: Operation, func: Endpoint) -> Route:
     async def endpoint(request: Request) -> Response:
         try:
             check_access(mock, request)
+            state = mock.state_for(request.scope)
+            if state.replicated:  # what other workers changed first (shared.py)
+                state.sync()  # type: ignore[attr-defined]
             query = validator.query(request.query_params.multi_items(), strict=True)
             body = None
             if validator.body_validator is not None:

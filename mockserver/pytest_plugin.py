@@ -26,6 +26,7 @@ import re
 import socket
 import threading
 import time
+import uuid
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -91,6 +92,9 @@ class MockApiConfig:
     strict_params: bool = False
     fail_on_ignored_params: bool = False
     base_url: str | None = None  # a real server: the mock is not started
+    # Shared state (redis://HOST:PORT/DB): the mock is one worker of a mock kept in Redis.
+    state: str | None = None
+    state_namespace: str | None = None  # None: a fresh one per session (deleted at its end)
     remote: Mapping[str, str | None] = field(default_factory=dict)  # tokens/workspaces there
 
     def replace(self, **changes: Any) -> MockApiConfig:
@@ -135,6 +139,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="refuse unknown query parameters with 400 (default: ignore them)")
     group.addoption("--mock-api-fail-on-ignored-params", action="store_true", default=None,
                     help="fail a test that sent a query parameter the mock ignored")
+    group.addoption("--mock-api-state", default=None, metavar="redis://HOST:PORT/DB",
+                    help="keep the mock's state in Redis (env MOCK_API_STATE)")
+    group.addoption("--mock-api-state-namespace", default=None, metavar="NAME",
+                    help="its namespace (default: a fresh one per session; env "
+                         "MOCK_API_STATE_NAMESPACE)")
     group.addoption("--mock-api-base-url", default=None, metavar="URL",
                     help="run mock_api tests against this real server (env MOCK_API_BASE_URL)")
     group.addoption("--mock-api-share-server", action="store_true", default=None,
@@ -157,6 +166,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addini("mock_api_base_url", "run against this real server instead", default="")
     parser.addini("mock_api_share_server", "under xdist, workers share one mock server",
                   type="bool", default=False)
+    parser.addini("mock_api_state", "keep the mock's state in Redis: redis://HOST:PORT/DB",
+                  default="")
+    parser.addini("mock_api_state_namespace", "namespace of that state in Redis", default="")
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -237,6 +249,11 @@ def _config_from_options(pytestconfig: pytest.Config) -> MockApiConfig:
     for name in ("strict_params", "fail_on_ignored_params"):
         flag = pytestconfig.getoption(f"--mock-api-{name.replace('_', '-')}")
         config = config.replace(**{name: bool(flag or pytestconfig.getini(f"mock_api_{name}"))})
+    state = pick("--mock-api-state", "mock_api_state") or os.environ.get("MOCK_API_STATE")
+    if state:
+        namespace = (pick("--mock-api-state-namespace", "mock_api_state_namespace")
+                     or os.environ.get("MOCK_API_STATE_NAMESPACE"))
+        config = config.replace(state=state, state_namespace=namespace)
     base_url = (pytestconfig.getoption("--mock-api-base-url") or os.environ.get("MOCK_API_BASE_URL")
                 or pytestconfig.getini("mock_api_base_url") or None)
     if base_url:
@@ -387,17 +404,24 @@ class MockServer:
         self.start_seconds = time.perf_counter() - started
         self._mocks: dict[tuple[Any, ...], tuple[MockApp, Any]] = {}
         self._count = 0
+        self._namespaces: list[str] = []  # made up for this session: dropped at its end
 
     def mock_for(self, config: MockApiConfig) -> tuple[MockApp, Any]:
-        key = (config.fixtures, config.self_check, config.journal_size, config.strict_params)
+        key = (config.fixtures, config.self_check, config.journal_size, config.strict_params,
+               config.state)
         found = self._mocks.get(key)
         if found is None:
+            namespace = config.state_namespace
+            if config.state and namespace is None:  # one per mock of this session
+                namespace = f"pytest-{uuid.uuid4().hex[:12]}"
+                self._namespaces.append(namespace)
             mock = MockApp(Config(
                 fixtures=list(config.fixtures), seed=config.seed,
                 self_check=config.self_check, frozen_clock=config.clock,
                 cursor_secret=b"mock_api", base_url=self.base_url,
                 journal_size=config.journal_size, strict_params=config.strict_params,
                 session_idle_seconds=0,  # the plugin deletes each test's session itself
+                state=config.state, state_namespace=namespace or "mock",
             ))
             found = self._mocks[key] = (mock, create_app(mock=mock))
         return found
@@ -410,6 +434,14 @@ class MockServer:
         self._count += 1
         name = f"t{self._count}-{_LABEL.sub('-', label)}"[:64].rstrip("-.")
         settings = _settings(config)
+        if mock.state.replicated:  # shared through Redis: no sessions; the default, reset
+            if origin is not None:
+                raise pytest.UsageError("mock_api_origin forks sessions, which a mock shared "
+                                        "through Redis (--mock-api-state) does not have yet")
+            mock.state.reset(seed=settings.seed, rate_limit=settings.rate_limit,
+                             frozen_clock=settings.frozen_clock,
+                             workspace_limits=settings.workspace_limits)
+            return mock, app, mock.state
         if origin is not None:
             if origin.mock is not mock:
                 raise pytest.UsageError(
@@ -426,6 +458,10 @@ class MockServer:
         self._server.should_exit = True
         self._thread.join(timeout=5)
         self._socket.close()
+        for mock, _ in self._mocks.values():
+            state: Any = mock.state
+            if state.replicated:
+                state.close(drop=state.log.namespace in self._namespaces)
 
 
 _LABEL = re.compile(r"[^A-Za-z0-9._-]+")
@@ -1078,7 +1114,8 @@ def mock_api(mock_api_config: MockApiConfig, mock_api_session: _Session,
         yield api
     finally:
         error = api._close()
-        mock.sessions.delete(state.name)
+        if state is not mock.state:
+            mock.sessions.delete(state.name)
     if error is not None:
         raise error
     if config.fail_on_ignored_params:

@@ -97,6 +97,10 @@ class MockState:
     store base it starts from and resets to (the shared seed, or a `StateSnapshot`'s).
     """
 
+    # A worker's copy of a state shared through Redis (shared.py's SharedMockState): the
+    # pipeline calls its sync() before a request and runs handlers in its transaction().
+    replicated = False
+
     def __init__(
         self,
         shared: Shared | Dataset,

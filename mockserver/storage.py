@@ -95,6 +95,8 @@ async def download(request: Request) -> Response:
     mock: MockApp = request.app.state.mock
     storage_id = request.path_params["storage_id"]
     state = mock.state_for(request.scope)
+    if state.replicated:  # what other workers changed first (shared.py)
+        state.sync()  # type: ignore[attr-defined]
     record = state.store.get("uploads", storage_id)
     if record is None or record.get("kind") != "file":
         return _error(404, f"file {storage_id!r} not found")

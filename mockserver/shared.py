@@ -1,0 +1,932 @@
+"""Shared state on Redis: one mock served by several workers and processes, consistent as one.
+
+Each worker keeps the in-memory store and indexes it has without Redis (reads stay local and
+fast). What is shared is the *order of changes*: every change of the mock's state is an entry
+of one Redis stream per namespace, `mock:{namespace}:log`, and every worker applies the entries
+it has not applied yet before it answers a request (one round trip when nothing is new).
+
+- A request that writes runs its handler on the worker's caught-up store while the worker
+  records what it changes (records upserted or deleted, the id counter, the timestamp floor,
+  uploaded bytes) and how to undo it. It then appends those effects with a Lua script that
+  checks the log still ends where the worker had applied it (an optimistic check). When
+  another worker appended first, the local changes are undone, the worker catches up and runs
+  the handler again, so concurrent writes get one order and none is lost. Ids stay the same
+  as in memory because a writer only writes after it has applied the whole log.
+- Control actions (reset, load fixtures, clock, faults) are appended first and applied when
+  the worker catches up to them, by every worker alike (they are deterministic). A reset or a
+  load is a *base* entry: it replaces everything before it, so the log is trimmed there and a
+  new worker does not replay history that a reset has discarded.
+- Rate-limit windows and limits, and the request journal, are Redis structures used in place
+  (Lua scripts keep each update atomic), not log entries.
+- Redis unreachable while serving: the request answers 503 `{"error": ...}` and whatever the
+  worker changed locally is undone (never half-applied); the next request catches up again.
+  Redis restarted without its data: the mock starts over from its fixtures on every worker.
+
+`MockApp` builds a `SharedMockState` instead of a `MockState` when `Config.state` names a
+Redis; only then is this module (and redis-py) imported: the in-memory default never is.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import hashlib
+import itertools
+import logging
+import math
+import secrets
+from collections.abc import Callable, Iterator, MutableMapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import orjson
+
+from .clock import Clock, parse_timestamp
+from .errors import ApiError, TooManyRequests
+from .faults import FaultRule, Faults
+from .fixtures import Dataset
+from .journal import _MAX_BODY_SHOWN, MAX_JOURNAL_BYTES, Journal, JournalEntry
+from .ratelimit import WINDOW_SECONDS, RateLimiter
+from .state import KEEP, MockState, Settings, Shared
+from .storage import FileStore
+from .store import Record, Store
+
+if TYPE_CHECKING:
+    import redis as redis_module
+
+__all__ = ["SharedLog", "SharedMockState", "SharedStateError", "StateUnavailable", "connect",
+           "shared_state"]
+
+log = logging.getLogger("mockserver.shared")
+
+T = TypeVar("T")
+
+INSTALL_HINT = "shared state needs redis-py: pip install 'workspace-api-mock[redis]'"
+MAX_ATTEMPTS = 64  # optimistic retries of one write before answering 503
+CATCH_UP_BATCH = 1000
+
+
+class SharedStateError(RuntimeError):
+    """Shared state cannot start (redis-py missing, Redis unreachable, another mock's
+    namespace): a start-up error with a plain message."""
+
+
+class StateUnavailable(ApiError):
+    """Redis went away while serving: 503, nothing applied."""
+
+    status_code = 503
+
+
+def _redis() -> Any:
+    try:
+        import redis
+    except ImportError:  # pragma: no cover - the message is the point
+        raise SharedStateError(INSTALL_HINT) from None
+    return redis
+
+
+def connect(url: str) -> redis_module.Redis:
+    """A client for `url` (redis://HOST:PORT/DB), checked with a PING."""
+    redis = _redis()
+    try:
+        client = redis.Redis.from_url(url, socket_timeout=2.0, socket_connect_timeout=2.0)
+        client.ping()
+    except (redis.RedisError, ValueError) as exc:
+        raise SharedStateError(f"cannot reach Redis at {url}: {exc}") from None
+    return client
+
+
+# -- Lua: each one runs atomically in Redis ---------------------------------------------------
+
+# KEYS: log, last, epoch. ARGV: applied id, batch, a new epoch (used when none), known epoch.
+# Returns {epoch, last id} when nothing is new, else {epoch, last id, entries}.
+_CATCH_UP = """
+local epoch = redis.call('GET', KEYS[3])
+if not epoch then redis.call('SET', KEYS[3], ARGV[3]); epoch = ARGV[3] end
+local last = redis.call('GET', KEYS[2]) or '0-0'
+if epoch == ARGV[4] and last == ARGV[1] then return {epoch, last} end
+local start = '(' .. ARGV[1]
+if epoch ~= ARGV[4] then start = '-' end
+return {epoch, last, redis.call('XRANGE', KEYS[1], start, '+', 'COUNT', ARGV[2])}
+"""
+
+# KEYS: log, last, epoch, journal, windows, limits.
+# ARGV: expected last id ('*': no check), base flag, epoch, limits (flat field/value list
+# after ARGV[5] when ARGV[4] == '1'), then the entry's fields after the limits.
+# Returns {1, id} or {0, last id} (someone appended first).
+_APPEND = """
+local last = redis.call('GET', KEYS[2]) or '0-0'
+if ARGV[1] ~= '*' and last ~= ARGV[1] then return {0, last} end
+if not redis.call('GET', KEYS[3]) then redis.call('SET', KEYS[3], ARGV[3]) end
+local n = tonumber(ARGV[5])
+local fields = {}
+for i = 6 + n, #ARGV do fields[#fields + 1] = ARGV[i] end
+local id = redis.call('XADD', KEYS[1], '*', unpack(fields))
+redis.call('SET', KEYS[2], id)
+if ARGV[2] == '1' then
+  redis.call('XTRIM', KEYS[1], 'MINID', id)
+  redis.call('DEL', KEYS[4], KEYS[5])
+end
+if ARGV[4] == '1' then
+  redis.call('DEL', KEYS[5], KEYS[6])
+  if n > 0 then redis.call('HSET', KEYS[6], unpack(ARGV, 6, 5 + n)) end
+end
+return {1, id}
+"""
+
+# KEYS: limits, windows. ARGV: kind, ident, now (ms). Returns {0} or {1, limit, window start}.
+_HIT = """
+if redis.call('HGET', KEYS[1], 'enabled') == '0' then return {0} end
+local limit = false
+if ARGV[1] == 'workspace' then limit = redis.call('HGET', KEYS[1], 'ws:' .. ARGV[2]) end
+if not limit then limit = redis.call('HGET', KEYS[1], 'default') end
+limit = tonumber(limit or '0')
+if limit <= 0 then return {0} end
+local field = ARGV[1] .. ':' .. ARGV[2]
+local now = tonumber(ARGV[3])
+local start, count = now, 0
+local window = redis.call('HGET', KEYS[2], field)
+if window then
+  local s, c = string.match(window, '(%-?%d+) (%d+)')
+  start, count = tonumber(s), tonumber(c)
+  if now - start >= """ + str(WINDOW_SECONDS * 1000) + """ then start, count = now, 0 end
+end
+if count >= limit then return {1, limit, start} end
+redis.call('HSET', KEYS[2], field, start .. ' ' .. (count + 1))
+return {0}
+"""
+
+# KEYS: journal, seq, dropped. ARGV: entry, maxlen. Returns the entry's sequence number.
+_RECORD = """
+local seq = redis.call('INCR', KEYS[2])
+local n = redis.call('RPUSH', KEYS[1], seq .. '|' .. ARGV[1])
+local over = n - tonumber(ARGV[2])
+if over > 0 then
+  redis.call('LTRIM', KEYS[1], over, -1)
+  redis.call('INCRBY', KEYS[3], over)
+end
+return seq
+"""
+
+# KEYS: journal. Returns how many entries were dropped.
+_CLEAR = """
+local n = redis.call('LLEN', KEYS[1])
+redis.call('DEL', KEYS[1])
+return n
+"""
+
+# KEYS: meta. ARGV: field/value pairs. Sets them when the namespace is new; returns the
+# namespace's values.
+_META = """
+if redis.call('EXISTS', KEYS[1]) == 0 then redis.call('HSET', KEYS[1], unpack(ARGV)) end
+return redis.call('HGETALL', KEYS[1])
+"""
+
+
+# -- a transaction: what a worker changed locally and how to undo it --------------------------
+
+class _Tx:
+    __slots__ = ("counter", "files", "last_ms", "undo", "writes")
+
+    def __init__(self, counter: int, last_ms: int) -> None:
+        self.counter = counter
+        self.last_ms = last_ms
+        self.writes: dict[tuple[str, str], Record | None] = {}  # final state by (table, key)
+        self.undo: list[tuple[str, str, Record | None]] = []  # (table, key, old) in order
+        self.files: dict[str, bytes] = {}
+
+    def dirty(self, store: SharedStore) -> bool:
+        return bool(self.writes or self.files) or self.counter != store._counter \
+            or self.last_ms != store._last_ms
+
+
+# -- the log ---------------------------------------------------------------------------------
+
+class SharedLog:
+    """The replicated log of one mock (a namespace in one Redis) and the worker's place in it."""
+
+    def __init__(self, state: SharedMockState, url: str, namespace: str) -> None:
+        redis = _redis()
+        self.redis_errors: tuple[type[BaseException], ...] = (redis.RedisError, OSError)
+        self.url = url
+        self.namespace = namespace
+        self.client = connect(url)
+        self.state = state
+        prefix = f"mock:{{{namespace}}}:"
+        self.prefix = prefix
+        self.keys = {name: prefix + name for name in
+                     ("log", "last", "epoch", "journal", "jseq", "jdrop", "windows", "limits",
+                      "meta")}
+        self._catch_up = self.client.register_script(_CATCH_UP)
+        self._append = self.client.register_script(_APPEND)
+        self._hit = self.client.register_script(_HIT)
+        self._record = self.client.register_script(_RECORD)
+        self._clear = self.client.register_script(_CLEAR)
+        self._meta = self.client.register_script(_META)
+        self.last_id = "0-0"  # the last entry this worker applied
+        self.epoch = ""  # which incarnation of the namespace that id belongs to
+        self.lock = state.store.lock
+
+    # -- Redis calls, with their failures turned into 503 ----------------------------------------
+
+    def unavailable(self, exc: BaseException | str) -> StateUnavailable:
+        return StateUnavailable(f"shared state unavailable: Redis at {self.url}: {exc}")
+
+    def call(self, script: Any, keys: list[str], args: list[Any]) -> Any:
+        try:
+            return script(keys=keys, args=args)
+        except self.redis_errors as exc:
+            raise self.unavailable(exc) from None
+
+    def command(self, name: str, *args: Any) -> Any:
+        try:
+            return self.client.execute_command(name, *args)
+        except self.redis_errors as exc:
+            raise self.unavailable(exc) from None
+
+    def start(self, settings: dict[str, str], limits: dict[str, Any]) -> None:
+        """Join the namespace: check it was started with these settings (or is new), set its
+        rate limits when new, and catch up with its log."""
+        try:
+            raw = self._meta(keys=[self.keys["meta"]],
+                             args=[x for kv in settings.items() for x in kv])
+            self.client.eval("if redis.call('EXISTS', KEYS[1]) == 0 then "
+                             "redis.call('HSET', KEYS[1], unpack(ARGV)) end return 1",
+                             1, self.keys["limits"], *[x for kv in limits.items() for x in kv])
+            self.catch_up()
+        except (StateUnavailable, *self.redis_errors) as exc:  # type: ignore[misc]
+            raise SharedStateError(f"cannot reach Redis at {self.url}: {exc}") from None
+        stored = {raw[i].decode(): raw[i + 1].decode() for i in range(0, len(raw), 2)}
+        for name, value in settings.items():
+            if stored.get(name, value) != value:
+                raise SharedStateError(
+                    f"namespace {self.namespace!r} on {self.url} belongs to a mock started with "
+                    f"{name} {stored[name]}, not {value}: start this one with the same settings "
+                    f"or another namespace")
+
+    # -- catching up ---------------------------------------------------------------------------
+
+    def catch_up(self, wanted: str | None = None) -> Any:
+        """Apply the entries this worker has not applied yet; returns what applying entry
+        `wanted` returned (a control action's result)."""
+        result = None
+        with self.lock:
+            while True:
+                reply = self.call(self._catch_up, [self.keys["log"], self.keys["last"],
+                                                   self.keys["epoch"]],
+                                  [self.last_id, CATCH_UP_BATCH, secrets.token_hex(8),
+                                   self.epoch])
+                epoch = reply[0].decode()
+                if epoch != self.epoch:
+                    if self.epoch:
+                        log.warning("Redis at %s lost namespace %r: the mock starts over from "
+                                    "its fixtures", self.url, self.namespace)
+                        self.last_id = "0-0"
+                        self.state.rebase()
+                    self.epoch = epoch
+                if len(reply) == 2:
+                    return result
+                entries = reply[2]
+                for raw_id, raw_fields in entries:
+                    entry_id = raw_id.decode()
+                    value = self.state.apply(raw_fields)
+                    self.last_id = entry_id
+                    if entry_id == wanted:
+                        result = value
+                if len(entries) < CATCH_UP_BATCH:
+                    return result
+
+    # -- writing -------------------------------------------------------------------------------
+
+    def transaction(self, fn: Callable[[], T], *, fresh: bool = True) -> T:
+        """Run `fn` on the caught-up state and append what it changed, as one entry.
+
+        `fn` may run more than once: when another worker appended first, its changes are
+        undone and it runs again after catching up (so it must depend only on the state and
+        its inputs). `fresh=False` skips the first catch-up (the caller has just done it).
+        """
+        store = self.state.store
+        with self.lock:
+            if store._tx is not None:  # already inside one: its commit covers this too
+                return fn()
+            for attempt in range(MAX_ATTEMPTS):
+                if fresh or attempt:
+                    self.catch_up()
+                tx = _Tx(store._counter, store._last_ms)
+                store._tx = tx
+                failed: ApiError | None = None
+                try:
+                    result = fn()
+                except ApiError as exc:  # an answer like any other: what it wrote stands
+                    failed = exc
+                except BaseException:
+                    store._tx = None
+                    self.undo(tx)
+                    raise
+                store._tx = None
+                if tx.dirty(store):
+                    try:
+                        committed = self.commit(tx)
+                    except StateUnavailable:
+                        self.undo(tx)
+                        raise
+                    if not committed:
+                        self.undo(tx)
+                        continue
+                if failed is not None:
+                    raise failed
+                return result
+            raise StateUnavailable(f"shared state busy: a write lost {MAX_ATTEMPTS} times in a "
+                                   "row to other workers; retry")
+
+    def commit(self, tx: _Tx) -> bool:
+        """Append the transaction's effects if the log still ends where this worker is."""
+        store = self.state.store
+        entry = {"k": "w", "o": [[t, k, r] for (t, k), r in tx.writes.items()],
+                 "c": store._counter, "m": store._last_ms}
+        fields: list[Any] = ["d", orjson.dumps(entry)]
+        for storage_id, content in tx.files.items():
+            fields += [f"f:{storage_id}", content]
+        ok, last = self.append(fields, expected=self.last_id)
+        if ok:
+            self.last_id = last
+        return ok
+
+    def append(self, fields: list[Any], *, expected: str, base: bool = False,
+               limits: dict[str, Any] | None = None) -> tuple[bool, str]:
+        flat = [x for kv in (limits or {}).items() for x in kv]
+        ok, last = self.call(self._append, [self.keys[k] for k in
+                                            ("log", "last", "epoch", "journal", "windows",
+                                             "limits")],
+                             [expected, int(base), self.epoch or secrets.token_hex(8),
+                              int(limits is not None), len(flat), *flat, *fields])
+        return bool(ok), last.decode()
+
+    def undo(self, tx: _Tx) -> None:
+        store = self.state.store
+        for table, key, old in reversed(tx.undo):
+            if old is None:
+                Store.delete(store, table, key)
+            else:
+                Store.insert(store, table, old)
+        store._counter, store._last_ms = tx.counter, tx.last_ms
+        for storage_id in tx.files:
+            self.state.files.discard(storage_id)
+
+    def control(self, entry: dict[str, Any], *, base: bool = False,
+                limits: dict[str, Any] | None = None, extra: list[Any] | None = None) -> Any:
+        """Append a control action, then apply the log up to it; returns what applying it
+        returned on this worker (every worker applies it the same way)."""
+        with self.lock:
+            self.catch_up()
+            _, entry_id = self.append(["d", orjson.dumps(entry), *(extra or [])],
+                                      expected="*", base=base, limits=limits)
+            return self.catch_up(entry_id)
+
+    def close(self) -> None:
+        self.client.close()
+
+
+class SharedMockState(MockState):
+    """A mock state that is one worker's copy of a shared mock (see the module docstring).
+
+    Reads use the local parts as `MockState` does; every change goes through the log: writes
+    of requests as transactions (`transaction`), the state's methods as control entries. The
+    journal and rate limits are Redis structures (`SharedJournal`, `SharedRateLimiter`).
+    """
+
+    replicated = True
+
+    def __init__(self, dataset: Dataset | Shared, settings: Settings | None = None, *,
+                 url: str, namespace: str = "mock", fixtures: str = "", spec: Any = None,
+                 name: str = "default", journal_size: int = 1000,
+                 journal_bytes: int = MAX_JOURNAL_BYTES,
+                 response_cache: int = 256) -> None:
+        super().__init__(dataset, settings, name=name, journal_size=journal_size,
+                         journal_bytes=journal_bytes,
+                         response_cache=response_cache)
+        self.initial_shared = self.shared
+        self.initial_settings = self.settings
+        self.spec = spec
+        # Parts whose own mutators route to this state's methods (a caller that moves
+        # `state.clock` or adds to `state.faults` directly still changes the shared mock).
+        self.clock = SharedClock(frozen_at=self.settings.frozen_clock)
+        self.clock.owner = self
+        self.faults = SharedFaults(self.settings.seed)
+        self.faults.owner = self
+        self.store: SharedStore = SharedStore(self.shared.seed, clock=self.clock,
+                                              seed=self.settings.seed)
+        self.files: SharedFileStore = SharedFileStore()
+        self.files.store = self.store
+        self.log = log_ = SharedLog(self, url, namespace)
+        self.store.log = log_
+        self.journal = SharedJournal(journal_size, log_)  # bounded by entries, not bytes
+        self.limiter = SharedRateLimiter(self.clock, log_)
+        self._dataset_key: str | None = None  # the loaded dataset's key in Redis; None: initial
+        self._fault_next = 1  # the next fault rule's id (ids continue across resets)
+        log_.start({"fixtures": fixtures, "seed": str(self.settings.seed)},
+                   self.initial_limits(self.shared))
+
+    # -- what the pipeline calls around a request ------------------------------------------------
+
+    def sync(self) -> None:
+        """Apply what other workers wrote (one round trip when nothing is new)."""
+        self.log.catch_up()
+
+    def transaction(self, fn: Callable[[], T], *, fresh: bool = True) -> T:
+        return self.log.transaction(fn, fresh=fresh)
+
+    # -- the state's methods, as log entries -----------------------------------------------------
+
+    def reset(self, *, seed: int = KEEP, rate_limit: int = KEEP,
+              frozen_clock: str | None = KEEP, workspace_limits: bool = KEEP) -> None:
+        changes: dict[str, Any] = {name: value for name, value in (
+            ("seed", seed), ("rate_limit", rate_limit), ("frozen_clock", frozen_clock),
+            ("workspace_limits", workspace_limits)) if value is not KEEP}
+        with self.log.lock:
+            self.log.catch_up()
+            settings = dataclasses.replace(self.settings, **changes)
+            self.log.control({"k": "reset", "settings": dataclasses.asdict(settings),
+                              "dataset": self._dataset_key, "fault_id": self._fault_next},
+                             base=True, limits=self.initial_limits(self.shared, settings))
+
+    def load_dataset(self, dataset: Dataset | Shared) -> None:
+        shared = dataset if isinstance(dataset, Shared) else Shared(dataset)
+        dataset = shared.dataset
+        blob = orjson.dumps({"tables": dataset.tables, "tokens": dataset.tokens})
+        key = self.log.prefix + "dataset:" + hashlib.blake2b(blob, digest_size=16).hexdigest()
+        self.log.command("SET", key, blob)
+        with self.log.lock:
+            self.log.catch_up()
+            self._loaded = (key, shared)
+            try:
+                self.log.control({"k": "load", "dataset": key},
+                                 limits=self.initial_limits(shared, self.settings))
+            finally:
+                self._loaded = None
+
+    def set_clock(self, instant: str) -> None:
+        target = parse_timestamp(instant)  # ValueError before anything is appended
+        self.log.control({"k": "clock", "target_ms": target,
+                          "wall_ms": Clock(None).now_ms()})
+
+    def advance_clock(self, seconds: float) -> None:
+        self.log.control({"k": "clock", "advance_ms": int(seconds * 1000)})
+
+    def add_fault(self, **spec: Any) -> FaultRule:
+        FaultRule(id=0, **spec)  # refused (ValueError, TypeError) before anything is appended
+        rule: FaultRule = self.log.control({"k": "fault_add", "spec": spec})
+        return rule
+
+    def clear_faults(self) -> int:
+        return int(self.log.control({"k": "fault_clear"}))
+
+    def take_fault(self, method: str, path: str) -> FaultRule | None:
+        if not any(rule.matches(method, path) for rule in self.faults.rules):
+            return None  # nothing would change: no entry
+        try:
+            found: FaultRule | None = self.log.control(
+                {"k": "fault_take", "method": method, "path": path})
+        except StateUnavailable:
+            return None  # the request itself then meets Redis's absence (503)
+        return found
+
+    def accept_upload(self, token: str, content: bytes, content_type: str) -> str:
+        return self.transaction(
+            lambda: MockState.accept_upload(self, token, content, content_type))
+
+    def initial_limits(self, shared: Shared,
+                       settings: Settings | None = None) -> dict[str, Any]:
+        """The rate-limit settings of a fresh mock on `dataset` (the Redis hash's fields)."""
+        settings = settings or self.settings
+        per_minute = settings.rate_limit
+        limits: dict[str, Any] = {"default": per_minute, "enabled": int(per_minute > 0)}
+        if settings.workspace_limits:
+            for workspace_id, limit in shared.plan_limits.items():
+                limits[f"ws:{workspace_id}"] = limit
+        return limits
+
+    # -- applying entries (every worker, in log order) -------------------------------------------
+
+    _loaded: tuple[str, Shared] | None = None
+
+    def apply(self, raw_fields: list[bytes]) -> Any:
+        fields = dict(zip(raw_fields[::2], raw_fields[1::2], strict=True))
+        entry = orjson.loads(fields[b"d"])
+        kind = entry["k"]
+        if kind == "w":
+            store = self.store
+            for table, key, record in entry["o"]:
+                if record is None:
+                    Store.delete(store, table, key)
+                else:
+                    Store.insert(store, table, record)
+            store._counter, store._last_ms = entry["c"], entry["m"]
+            for name, value in fields.items():
+                if name.startswith(b"f:"):
+                    FileStore.put(self.files, name[2:].decode(), value)
+            return None
+        if kind == "reset":
+            self._use_dataset(entry["dataset"])
+            self._local_reset(Settings(**entry["settings"]))
+            self._fault_next = entry["fault_id"]
+            return None
+        if kind == "load":
+            self._use_dataset(entry["dataset"])
+            self.cache.clear()
+            FileStore.clear(self.files)
+            return None
+        if kind == "clock":
+            self._move_clock(entry)
+            return None
+        faults = self.faults
+        if kind == "fault_add":
+            faults._ids = itertools.count(self._fault_next)  # ids continue across workers
+            rule = Faults.add(faults, **entry["spec"])
+            self._fault_next = rule.id + 1
+            return rule
+        if kind == "fault_take":
+            return Faults.take(faults, entry["method"], entry["path"])
+        if kind == "fault_clear":
+            return Faults.clear(faults)
+        raise SharedStateError(f"unknown entry kind {kind!r} in {self.log.keys['log']}")
+
+    def _use_dataset(self, key: str | None) -> None:
+        if key == self._dataset_key:
+            return
+        if key is None:
+            shared = self.initial_shared
+        elif self._loaded is not None and self._loaded[0] == key:
+            shared = self._loaded[1]
+        else:
+            blob = self.log.command("GET", key)
+            if blob is None:
+                raise self.log.unavailable(f"dataset {key} is missing")
+            data = orjson.loads(blob)
+            shared = Shared(Dataset(tables=data["tables"], tokens=data["tokens"]))
+        self.shared = shared
+        Store.load(self.store, shared.seed)
+        self._dataset_key = key
+
+    def _local_reset(self, settings: Settings) -> None:
+        """What a reset changes in this worker (the Redis side is done by whoever reset)."""
+        self.settings = settings
+        self.store.seed = settings.seed
+        Store.reset(self.store)
+        self.clock.restart(settings.frozen_clock)
+        Faults.clear(self.faults)
+        self.cache.clear()
+        FileStore.clear(self.files)
+
+    def _move_clock(self, entry: dict[str, Any]) -> None:
+        clock = self.clock
+        with clock._lock:
+            if "advance_ms" in entry:
+                if clock._frozen_ms is not None:
+                    clock._frozen_ms += entry["advance_ms"]
+                else:
+                    clock._offset_ms += entry["advance_ms"]
+            elif clock._frozen_ms is not None:
+                clock._frozen_ms = entry["target_ms"]
+            else:  # a real clock keeps the offset the writer computed
+                clock._offset_ms = entry["target_ms"] - entry["wall_ms"]
+
+    def close(self, *, drop: bool = False) -> None:
+        """Close the connection; `drop` deletes the namespace's keys first."""
+        if drop:
+            client = self.log.client
+            with contextlib.suppress(*self.log.redis_errors):
+                keys = list(client.scan_iter(match=self.log.prefix + "*", count=1000))
+                if keys:
+                    client.delete(*keys)
+        self.log.close()
+
+    def rebase(self) -> None:
+        """Back to this worker's start-up state (the namespace's log was lost)."""
+        self._use_dataset(None)
+        self._local_reset(self.initial_settings)
+        self._fault_next = 1
+
+
+# -- the parts that differ --------------------------------------------------------------------
+
+class SharedStore(Store):
+    """The store, recording every write into the open transaction (one is opened around a
+    write made outside any, so writes from tests and helpers are shared too)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        self._tx: _Tx | None = None
+        self.log: SharedLog | None = None
+        super().__init__(*args, **kwargs)
+
+    def _auto(self, fn: Callable[[], T]) -> T:
+        assert self.log is not None
+        return self.log.transaction(fn)
+
+    def insert(self, table: str, record: Record) -> Record:
+        with self.lock:
+            tx = self._tx
+            if tx is None:
+                return self._auto(lambda: self.insert(table, record))
+            key = record[self.key_fields[table]]
+            tx.undo.append((table, key, self.get(table, key)))
+            Store.insert(self, table, record)
+            tx.writes[(table, key)] = record
+            return record
+
+    def update(self, table: str, key: str, changes: Any) -> Record:
+        with self.lock:
+            tx = self._tx
+            if tx is None:
+                return self._auto(lambda: self.update(table, key, changes))
+            old = self.get(table, key)
+            new = Store.update(self, table, key, changes)
+            tx.undo.append((table, key, old))
+            tx.writes[(table, key)] = new
+            return new
+
+    def delete(self, table: str, key: str) -> Record | None:
+        with self.lock:
+            tx = self._tx
+            if tx is None:
+                return self._auto(lambda: self.delete(table, key))
+            old = Store.delete(self, table, key)
+            if old is not None:
+                tx.undo.append((table, key, old))
+                tx.writes[(table, key)] = None
+            return old
+
+    def new_id(self, prefix: str = "", length: int = 32) -> str:
+        with self.lock:
+            if self._tx is None:
+                return self._auto(lambda: self.new_id(prefix, length))
+            return Store.new_id(self, prefix, length)
+
+    def new_hex_id(self) -> str:
+        with self.lock:
+            if self._tx is None:
+                return self._auto(self.new_hex_id)
+            return Store.new_hex_id(self)
+
+    def now(self) -> str:
+        with self.lock:
+            if self._tx is None:
+                return self._auto(self.now)
+            return Store.now(self)
+
+
+class SharedClock(Clock):
+    """The clock of a shared state: moving it is a log entry (the state's methods)."""
+
+    owner: SharedMockState
+
+    def advance(self, seconds: float) -> None:
+        self.owner.advance_clock(seconds)
+
+    def set(self, instant: str) -> None:
+        self.owner.set_clock(instant)
+
+
+class SharedFaults(Faults):
+    """The fault rules of a shared state: adding, clearing and firing one are log entries."""
+
+    owner: SharedMockState
+
+    def add(self, **spec: Any) -> FaultRule:
+        return self.owner.add_fault(**spec)
+
+    def clear(self) -> int:
+        return self.owner.clear_faults()
+
+    def take(self, method: str, path: str) -> FaultRule | None:
+        return self.owner.take_fault(method, path)
+
+
+class SharedFileStore(FileStore):
+    """Uploaded bytes travel in the log entry of the upload that stored them."""
+
+    store: SharedStore | None = None
+
+    def put(self, storage_id: str, content: bytes) -> None:
+        store = self.store
+        assert store is not None
+        with store.lock:
+            tx = store._tx
+            if tx is None:
+                store._auto(lambda: self.put(storage_id, content))
+                return
+            tx.files[storage_id] = content
+            super().put(storage_id, content)
+
+    def discard(self, storage_id: str) -> None:
+        with self._lock:
+            content = self._files.pop(storage_id, None)
+            if content is not None:
+                self._size -= len(content)
+
+
+class _Limits(MutableMapping[str, int]):
+    """Per-workspace limits, in the namespace's limits hash (fields `ws:<id>`)."""
+
+    def __init__(self, shared: SharedLog) -> None:
+        self.shared = shared
+
+    def _all(self) -> dict[str, int]:
+        raw = self.shared.command("HGETALL", self.shared.keys["limits"])  # a dict
+        return {k.decode()[3:]: int(v) for k, v in raw.items() if k.startswith(b"ws:")}
+
+    def __getitem__(self, key: str) -> int:
+        value = self.shared.command("HGET", self.shared.keys["limits"], f"ws:{key}")
+        if value is None:
+            raise KeyError(key)
+        return int(value)
+
+    def __setitem__(self, key: str, value: int) -> None:
+        self.shared.command("HSET", self.shared.keys["limits"], f"ws:{key}", value)
+
+    def __delitem__(self, key: str) -> None:
+        if not self.shared.command("HDEL", self.shared.keys["limits"], f"ws:{key}"):
+            raise KeyError(key)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._all())
+
+    def __len__(self) -> int:
+        return len(self._all())
+
+    def clear(self) -> None:
+        fields = [f"ws:{k}" for k in self._all()]
+        if fields:
+            self.shared.command("HDEL", self.shared.keys["limits"], *fields)
+
+
+class SharedRateLimiter(RateLimiter):
+    """Windows and limits in Redis: one window per workspace (or token) for all workers."""
+
+    def __init__(self, clock: Clock, shared: SharedLog) -> None:  # no super(): no local state
+        self.clock = clock
+        self.shared = shared
+        self.per_workspace = _Limits(shared)  # type: ignore[assignment]
+        self._hash = shared.keys["limits"]
+
+    def _setting(self, name: str) -> str | None:
+        value = self.shared.command("HGET", self._hash, name)
+        return None if value is None else value.decode()
+
+    @property
+    def default(self) -> int:  # type: ignore[override]
+        return int(self._setting("default") or 0)
+
+    @property
+    def enabled(self) -> bool:  # type: ignore[override]
+        return self._setting("enabled") == "1"
+
+    def configure(self, *, per_minute: int | None = None, enabled: bool | None = None) -> None:
+        changes: dict[str, int] = {}
+        if per_minute is not None:
+            changes["default"] = per_minute
+        if enabled is not None:
+            changes["enabled"] = int(enabled)
+        if per_minute is not None and enabled is None:
+            changes["enabled"] = int(per_minute > 0)
+        if changes:
+            self.shared.command("HSET", self._hash, *[x for kv in changes.items() for x in kv])
+
+    def set_workspace_limit(self, workspace_id: str, per_minute: int | None) -> None:
+        if per_minute is None:
+            self.per_workspace.pop(workspace_id, None)
+        else:
+            self.per_workspace[workspace_id] = per_minute
+
+    def limit_for(self, kind: str, ident: str) -> int:
+        if kind == "workspace":
+            value = self._setting(f"ws:{ident}")
+            if value is not None:
+                return int(value)
+        return self.default
+
+    def reset(self) -> None:
+        self.shared.command("DEL", self.shared.keys["windows"])
+
+    def hit(self, kind: str, ident: str) -> None:
+        now_ms = self.clock.now_ms()
+        reply = self.shared.call(self.shared._hit, [self._hash, self.shared.keys["windows"]],
+                                 [kind, ident, now_ms])
+        if reply[0]:
+            limit, start = int(reply[1]), int(reply[2])
+            retry_after = max(1, math.ceil((start + WINDOW_SECONDS * 1000 - now_ms) / 1000))
+            raise TooManyRequests(
+                f"Rate limit exceeded: {limit} requests per minute per {kind}; "
+                f"retry after {retry_after} seconds",
+                retry_after=retry_after,
+            )
+
+
+def _text(raw: bytes | None) -> str | None:
+    return None if raw is None else raw.decode("latin-1")
+
+
+def _raw(text: str | None) -> bytes | None:
+    return None if text is None else text.encode("latin-1")
+
+
+class SharedJournal(Journal):
+    """The request journal as a bounded Redis list (every worker records into it). Bounded
+    by its number of entries (`--journal-size`); bodies over 64 KiB are kept as their size,
+    as in memory."""
+
+    def __init__(self, maxlen: int, shared: SharedLog) -> None:
+        super().__init__(maxlen)
+        self.shared = shared
+
+    def record(self, **fields: Any) -> JournalEntry:
+        for name, size_field in (("body", "body_size"), ("response_body", "response_size")):
+            raw = fields.get(name)
+            if raw is not None and len(raw) > _MAX_BODY_SHOWN:
+                fields[size_field] = len(raw)
+                fields[name] = None
+                fields["truncated"] = (*fields.get("truncated", ()), name)
+        fields["raw_headers"] = tuple(fields.get("raw_headers", ()))
+        data = orjson.dumps({
+            "t": fields["time_ms"], "m": fields["method"], "p": fields["path"],
+            "q": _text(fields["query_string"]),
+            "h": [[_text(k), _text(v)] for k, v in fields["raw_headers"]],
+            "b": _text(fields.get("body")), "s": fields["status"],
+            "r": _text(fields.get("response_body")), "l": fields["latency_ms"],
+            "o": fields.get("operation_id"), "f": fields.get("fault"),
+            "i": list(fields.get("ignored_params", ())), "x": list(fields.get("truncated", ())),
+            "bs": fields.get("body_size", 0), "rs": fields.get("response_size", 0),
+        })
+        try:
+            seq = self.shared.call(self.shared._record,
+                                   [self.shared.keys["journal"], self.shared.keys["jseq"],
+                                    self.shared.keys["jdrop"]],
+                                   [data, self.maxlen])
+        except StateUnavailable as exc:  # the answer is sent all the same; the entry is lost
+            log.warning("request journal: %s", exc.message)
+            seq = 0
+        return JournalEntry(seq=int(seq), **fields)
+
+    def clear(self) -> int:
+        return int(self.shared.call(self.shared._clear, [self.shared.keys["journal"]], []))
+
+    @property
+    def dropped(self) -> int:
+        """Entries that fell off the end (the oldest first)."""
+        return int(self.shared.command("GET", self.shared.keys["jdrop"]) or 0)
+
+    @dropped.setter
+    def dropped(self, value: int) -> None:
+        pass  # counted in Redis
+
+    @property
+    def kept_bytes(self) -> int:
+        return sum(e.kept_bytes() for e in self._all())
+
+    def __len__(self) -> int:
+        return int(self.shared.command("LLEN", self.shared.keys["journal"]))
+
+    def _all(self) -> list[JournalEntry]:
+        out = []
+        for raw in self.shared.command("LRANGE", self.shared.keys["journal"], 0, -1):
+            seq, _, data = raw.partition(b"|")
+            e = orjson.loads(data)
+            out.append(JournalEntry(
+                seq=int(seq), time_ms=e["t"], method=e["m"], path=e["p"],
+                query_string=_raw(e["q"]) or b"",
+                raw_headers=tuple((k.encode("latin-1"), v.encode("latin-1")) for k, v in e["h"]),
+                body=_raw(e["b"]), status=e["s"], response_body=_raw(e["r"]),
+                latency_ms=e["l"], operation_id=e["o"], fault=e["f"],
+                ignored_params=tuple(e["i"]), truncated=tuple(e["x"]), body_size=e["bs"],
+                response_size=e["rs"]))
+        return out
+
+    def __iter__(self) -> Iterator[JournalEntry]:
+        return iter(self._all())
+
+    def entries(self, *, method: str | None = None, path: str | None = None,
+                status: int | None = None, after: int | None = None) -> list[JournalEntry]:
+        found = self._all()
+        if method is not None:
+            method = method.upper()
+            found = [e for e in found if e.method == method]
+        if path is not None:
+            found = [e for e in found if e.path.startswith(path)]
+        if status is not None:
+            found = [e for e in found if e.status == status]
+        if after is not None:
+            found = [e for e in found if e.seq > after]
+        return found
+
+
+# -- wiring ----------------------------------------------------------------------------------
+
+def shared_state(url: str, *, namespace: str, dataset: Dataset, settings: Settings,
+                 fixtures: list[Path], spec: Any, journal_size: int, journal_bytes: int,
+                 response_cache: int) -> SharedMockState:
+    """The state of one worker of the shared mock `namespace` on the Redis at `url`."""
+    return SharedMockState(
+        dataset, settings, url=url, namespace=namespace, spec=spec,
+        fixtures=orjson.dumps([str(Path(p).resolve()) for p in fixtures]).decode(),
+        journal_size=journal_size, journal_bytes=journal_bytes,
+        response_cache=response_cache)
