@@ -322,12 +322,16 @@ UNKNOWN_NAMES = [
 
 
 @pytest.fixture
-def strict(mock: MockApp) -> Iterator[MockApp]:
-    mock.config.strict_params = True
+def strict(mock: MockApp, second_worker: MockApp | None) -> Iterator[MockApp]:
+    # second_worker: the other worker of the shared-state run (a setting of each worker).
+    workers = [w for w in (mock, second_worker) if w is not None]
+    for worker in workers:
+        worker.config.strict_params = True
     try:
         yield mock
     finally:
-        mock.config.strict_params = False
+        for worker in workers:
+            worker.config.strict_params = False
 
 
 @pytest.mark.parametrize(("query", "name"), UNKNOWN_NAMES)

@@ -1,0 +1,40 @@
+"""The pytest plugin with `--mock-api-state`: the mock_api fixture over a state in Redis
+(reset per test; a fresh namespace per session, deleted at its end)."""
+
+from __future__ import annotations
+
+import pytest
+import redis
+from redis_server import RedisServer
+
+from mockserver.handlers import load_handlers
+
+pytest_plugins = ["pytester"]
+load_handlers()  # as tests/test_pytest_plugin.py: one copy of the handlers for inner runs
+
+
+def test_mock_api_over_shared_state(pytester: pytest.Pytester,
+                                    redis_server: RedisServer) -> None:
+    client = redis.Redis.from_url(redis_server.url)
+    before = set(client.keys("mock:{pytest-*"))
+    pytester.makepyfile(test_inner="""
+        def test_write(mock_api):
+            api = mock_api.client()
+            made = api.post("/v1/kb/nodes", params={"workspace_id": mock_api.workspaces.primary},
+                            json={"title": "t", "body": "x"})
+            assert made.status_code == 201
+            assert mock_api.get("kb_nodes", made.json()["data"]["id"]) is not None
+            assert [e.path for e in mock_api.requests()] == ["/v1/kb/nodes"]
+            mock_api.clock.advance(60)
+            assert mock_api.clock.now() == "2026-11-01T12:01:00.000Z"
+
+        def test_back_to_the_fixtures(mock_api):
+            assert mock_api.requests() == []
+            assert mock_api.clock.now() == "2026-11-01T12:00:00.000Z"
+            assert mock_api.state.replicated
+    """)
+    result = pytester.runpytest_inprocess("-p", "no:cacheprovider",
+                                          "--mock-api-state", redis_server.url)
+    result.assert_outcomes(passed=2)
+    assert set(client.keys("mock:{pytest-*")) == before  # the session's namespace is gone
+    client.close()
