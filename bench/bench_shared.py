@@ -58,7 +58,7 @@ end
 
 
 @contextlib.contextmanager
-def redis_server(cpu: str) -> Iterator[str]:
+def redis_server(cpu: str) -> Iterator[tuple[str, int]]:
     port = free_port()
     directory = tempfile.mkdtemp(prefix="bench-redis-")
     proc = subprocess.Popen(["taskset", "-c", cpu, "redis-server", "--port", str(port),
@@ -75,7 +75,7 @@ def redis_server(cpu: str) -> Iterator[str]:
                 break
             except redis.ConnectionError:
                 time.sleep(0.02)
-        yield url
+        yield url, proc.pid
     finally:
         proc.terminate()
         proc.wait(timeout=10)
@@ -99,12 +99,36 @@ def serving(cpus: str, port: int, *extra: str) -> Iterator[subprocess.Popen[byte
             proc.kill()
 
 
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a process and its descendants so far (Linux /proc)."""
+    children: dict[int, list[int]] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        children.setdefault(int(fields[1]), []).append(int(stat.parent.name))
+    total, todo = 0.0, [pid]
+    while todo:
+        current = todo.pop()
+        try:
+            fields = Path(f"/proc/{current}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        todo += children.get(current, [])
+    return total
+
+
 def wrk(url: str, seconds: int, connections: int, script: str | None = None) -> float:
     argv = ["taskset", "-c", "1", "wrk", "-t1", f"-c{connections}", f"-d{seconds}s",
             "-H", f"Authorization: Bearer {TOKEN}"]
     if script:
         argv += ["-s", script]
     out = subprocess.run([*argv, url], capture_output=True, text=True, check=True).stdout
+    requests = re.search(r"(\d+) requests in", out)
+    assert requests, out
+    wrk.requests = int(requests.group(1))  # type: ignore[attr-defined]
     non2xx = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
     if non2xx:
         raise SystemExit(f"{url}: {non2xx.group(1)} non-2xx responses:\n{out}")
@@ -124,26 +148,35 @@ def throughput(args: argparse.Namespace, url: str) -> None:
                               "--workers", "2"],
     }
     loads = {"uncached reads": None, "mixed 4:1": mixed}
-    results = {(s, load): [] for s in servers for load in loads}
+    results: dict[tuple[str, str], list[float]] = {(s, ld): [] for s in servers for ld in loads}
+    cpu_us: dict[tuple[str, str], list[float]] = {(s, ld): [] for s in servers for ld in loads}
     for _ in range(args.rounds):
         for name, extra in servers.items():
             port = free_port()
-            with serving(args.server_cpus, port, *extra):
+            with serving(args.server_cpus, port, *extra) as proc:
                 base = f"http://127.0.0.1:{port}"
                 for load, script in loads.items():
                     httpx.post(f"{base}/__mock__/reset")
+                    before = cpu_seconds(proc.pid) + cpu_seconds(args.redis_pid)
                     results[(name, load)].append(
                         wrk(f"{base}{READ}", args.seconds, args.connections, script))
+                    used = cpu_seconds(proc.pid) + cpu_seconds(args.redis_pid) - before
+                    cpu_us[(name, load)].append(used / wrk.requests * 1e6)  # type: ignore[attr-defined]
     os.unlink(mixed)
     print(f"throughput (req/s, median of {args.rounds} rounds of {args.seconds} s, "
-          f"{args.connections} connections; workers on CPU {args.server_cpus}):")
+          f"{args.connections} connections; workers on CPU {args.server_cpus}, Redis on CPU "
+          f"{args.redis_cpus}), and server CPU per request (mock workers + Redis, from /proc: "
+          "steadier than req/s on a shared machine):")
     for load in loads:
         base = statistics.median(results[("in memory, 1 worker", load)])
+        base_cpu = statistics.median(cpu_us[("in memory, 1 worker", load)])
         for name in servers:
             got = results[(name, load)]
             median = statistics.median(got)
+            cpu = statistics.median(cpu_us[(name, load)])
             rounds = ", ".join(f"{r:.0f}" for r in got)
-            print(f"  {load:<15} {name:<20} {median:8.0f}  x{median / base:.2f}  "
+            print(f"  {load:<15} {name:<20} {median:8.0f} req/s  x{median / base:.2f}   "
+                  f"{cpu:6.0f} us CPU/req  (in memory / this: x{base_cpu / cpu:.2f})  "
                   f"(rounds: {rounds})")
 
 
@@ -227,7 +260,8 @@ def main() -> None:
     for tool in ("wrk", "redis-server", "taskset"):
         if not shutil.which(tool):
             raise SystemExit(f"{tool} is needed (apt-get install wrk redis-server util-linux)")
-    with redis_server(args.redis_cpus) as url:
+    with redis_server(args.redis_cpus) as (url, pid):
+        args.redis_pid = pid
         if args.only in (None, "throughput"):
             throughput(args, url)
         if args.only in (None, "latency"):

@@ -13,14 +13,15 @@ it has not applied yet before it answers a request (one round trip when nothing 
   the handler again, so concurrent writes get one order and none is lost. Ids stay the same
   as in memory because a writer only writes after it has applied the whole log.
 - Control actions (reset, load fixtures, clock, faults) are appended first and applied when
-  the worker catches up to them, by every worker alike (they are deterministic). A reset or a
-  load is a *base* entry: it replaces everything before it, so the log is trimmed there and a
-  new worker does not replay history that a reset has discarded.
+  the worker catches up to them, by every worker alike (they are deterministic). A reset is a
+  *base* entry: it replaces everything before it, so the log is trimmed there and a new
+  worker does not replay history that a reset has discarded.
 - Rate-limit windows and limits, and the request journal, are Redis structures used in place
   (Lua scripts keep each update atomic), not log entries.
 - Redis unreachable while serving: the request answers 503 `{"error": ...}` and whatever the
   worker changed locally is undone (never half-applied); the next request catches up again.
   Redis restarted without its data: the mock starts over from its fixtures on every worker.
+- Sessions are not shared yet: creating one is refused under shared state (app.py).
 
 `MockApp` builds a `SharedMockState` instead of a `MockState` when `Config.state` names a
 Redis; only then is this module (and redis-py) imported: the in-memory default never is.
