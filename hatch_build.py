@@ -18,9 +18,9 @@ from hatchling.builders.hooks.plugin.interface import BuildHookInterface
 
 
 def _load_yaml(root: Path) -> Any:
-    # mockserver/yamlload.py alone (PyYAML, no timestamps), without importing the package.
+    # mockserver/openapi/yamlload.py alone (PyYAML, no timestamps), without importing the package.
     spec = importlib.util.spec_from_file_location("_mock_yamlload",
-                                                  root / "mockserver" / "yamlload.py")
+                                                  root / "mockserver" / "openapi" / "yamlload.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)

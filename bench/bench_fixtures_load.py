@@ -32,9 +32,9 @@ import json, resource, sys, time
 from pathlib import Path
 directory, validate = Path(sys.argv[1]), sys.argv[2] == "1"
 start = time.perf_counter()
-from mockserver.app import Config, MockApp
-from mockserver.fixtures import load_dataset
-from mockserver.spec import load_spec
+from mockserver.engine.app import Config, MockApp
+from mockserver.data.fixtures import load_dataset
+from mockserver.openapi.spec import load_spec
 imported = time.perf_counter()
 dataset = load_dataset([directory], spec=load_spec(), validate=validate)
 loaded = time.perf_counter()
@@ -71,7 +71,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="bench-fixtures-") as tmp:
         directory = args.dir or Path(tmp)
         if not directory.is_dir() or not any(directory.glob("contacts.*")):
-            from mockserver.generate import generate
+            from mockserver.data.generate import generate
 
             started = time.perf_counter()
             generate(args.scale, args.seed, directory)

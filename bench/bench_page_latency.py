@@ -27,8 +27,8 @@ from typing import Any
 
 import orjson
 
-from mockserver.app import Config, MockApp
-from mockserver.generate import generate
+from mockserver.data.generate import generate
+from mockserver.engine.app import Config, MockApp
 
 HEADERS = [(b"authorization", b"Bearer mock-write-token")]
 

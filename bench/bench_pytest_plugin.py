@@ -33,9 +33,10 @@ from pathlib import Path
 
 import httpx
 
-from mockserver.app import Config, MockApp, create_app
-from mockserver.generate import generate
-from mockserver.pytest_plugin import MockApiConfig, MockServer
+from mockserver.data.generate import generate
+from mockserver.engine.app import Config, MockApp
+from mockserver.standalone.server import create_app
+from mockserver.testing.plugin import MockApiConfig, MockServer
 
 READS = ("/v1/contacts", "/v1/conversations", "/v1/tickets")
 CLOCK = "2026-11-01T12:00:00.000Z"

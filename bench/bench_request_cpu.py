@@ -20,7 +20,8 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from mockserver.app import Config, MockApp, create_app
+from mockserver.engine.app import Config, MockApp
+from mockserver.standalone.server import create_app
 
 SCOPE = {
     "type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "GET",

@@ -59,7 +59,8 @@ def in_process(rounds: int = 15, calls: int = 4000) -> None:
     request, interleaved rounds, the best round of each (least disturbed by other load)."""
     import asyncio
 
-    from mockserver.app import Config, create_app
+    from mockserver.engine.app import Config
+    from mockserver.standalone.server import create_app
 
     app = create_app(Config(request_log=False, rate_limit=100_000_000))
     app.mock.sessions.create("bench")

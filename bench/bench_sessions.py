@@ -25,8 +25,9 @@ from typing import Any
 
 import httpx
 
-from mockserver.app import Config, MockApp, create_app
-from mockserver.fixtures import default_fixtures_dir
+from mockserver.data.fixtures import default_fixtures_dir
+from mockserver.engine.app import Config, MockApp
+from mockserver.standalone.server import create_app
 
 TOKEN = {"Authorization": "Bearer mock-write-token"}
 

@@ -14,8 +14,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from mockserver.app import Config, MockApp, create_app
 from mockserver.conform.cli import main
+from mockserver.engine.app import Config, MockApp
+from mockserver.standalone.server import create_app
 from tests.conform.serve import serve
 
 

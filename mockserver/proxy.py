@@ -28,10 +28,11 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from .errors import BadRequest
-from .routing import Router
-from .spec import Operation, Spec, load_spec
-from .validation import RequestValidator, first_error, json_validator
+from .engine.errors import BadRequest
+from .engine.routing import Router
+from .engine.validation import RequestValidator
+from .openapi.schemas import first_error, json_validator
+from .openapi.spec import Operation, Spec, load_spec
 
 __all__ = ["ProxyValidator", "create_proxy_app", "main"]
 
@@ -222,7 +223,7 @@ def main(argv: list[str] | None = None) -> int:
 
     import uvicorn
 
-    from .requestlog import configure_logging
+    from .engine.requestlog import configure_logging
 
     parser = argparse.ArgumentParser(prog="python -m mockserver proxy",
                                      description="Validate traffic to a real server against "

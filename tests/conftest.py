@@ -16,7 +16,8 @@ import pytest
 from redis_server import RedisServer
 from starlette.testclient import TestClient
 
-from mockserver.app import Config, MockApp, create_app
+from mockserver.engine.app import Config, MockApp
+from mockserver.standalone.server import create_app
 
 FROZEN_AT = "2026-11-01T12:00:00.000Z"
 WRITE = "mock-write-token"

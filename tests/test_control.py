@@ -14,9 +14,10 @@ import yaml
 from conftest import OTHER, READ, WRITE, auth
 from starlette.testclient import TestClient
 
-from mockserver.app import Config, MockApp, create_app
-from mockserver.fixtures import default_fixtures_dir
-from mockserver.requestlog import configure_logging
+from mockserver.data.fixtures import default_fixtures_dir
+from mockserver.engine.app import Config, MockApp
+from mockserver.engine.requestlog import configure_logging
+from mockserver.standalone.server import create_app
 
 WS = "ws_harborview"
 
@@ -146,7 +147,7 @@ def test_fault_body_is_validated(api: TestClient) -> None:
 
 
 def test_drop_fault_in_process(api: TestClient) -> None:
-    from mockserver.faults import ConnectionDropped
+    from mockserver.engine.faults import ConnectionDropped
 
     api.post("/__mock__/faults", json={"path": "/v1", "drop": True})
     with pytest.raises(ConnectionDropped):

@@ -21,10 +21,11 @@ import pytest
 from conftest import auth
 from starlette.testclient import TestClient
 
-from mockserver.app import MockApp, create_app
-from mockserver.clock import format_timestamp, parse_timestamp
-from mockserver.spec import Operation, load_spec
-from mockserver.tables import TABLES
+from mockserver.data.tables import TABLES
+from mockserver.engine.app import MockApp
+from mockserver.engine.clock import format_timestamp, parse_timestamp
+from mockserver.openapi.spec import Operation, load_spec
+from mockserver.standalone.server import create_app
 
 SKIP = {"workspace_id", "limit", "cursor"}
 SORTS = {"order", "sort_by"}

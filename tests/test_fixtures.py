@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 import yaml
 
-from mockserver.fixtures import Dataset, FixtureError, default_fixtures_dir, load_dataset
-from mockserver.spec import Spec, load_spec
-from mockserver.tables import TABLES
+from mockserver.data.fixtures import Dataset, FixtureError, default_fixtures_dir, load_dataset
+from mockserver.data.tables import TABLES
+from mockserver.openapi.spec import Spec, load_spec
 
 FROZEN_AT = "2026-11-01T12:00:00.000Z"
 EMPTY_TABLES = {"uploads", "deleted_agents"}
@@ -419,7 +419,7 @@ def test_a_large_dataset_is_frozen_out_of_the_cycle_collector(
 ) -> None:
     import gc
 
-    from mockserver import fixtures
+    from mockserver.data import fixtures
 
     gc.unfreeze()
     monkeypatch.setattr(fixtures, "FREEZE_RECORDS", 10**9)
@@ -463,8 +463,8 @@ def test_a_repeat_guest_has_several_stays(dataset: Dataset) -> None:
 
 
 def test_insert_checked_refuses_what_the_loader_refuses(spec: Spec, tmp_path: Path) -> None:
-    from mockserver.app import MockApp
-    from mockserver.fixtures import insert_checked
+    from mockserver.data.fixtures import insert_checked
+    from mockserver.engine.app import MockApp
 
     mock = MockApp()
     ticket = dict(next(iter(mock.store.all("tickets"))))

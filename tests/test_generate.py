@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 import test_fixtures as consistency
 
-from mockserver.fixtures import Dataset, load_dataset
-from mockserver.generate import COPIED_TABLES, GENERATED_TABLES, generate
-from mockserver.spec import Spec, load_spec
+from mockserver.data.fixtures import Dataset, load_dataset
+from mockserver.data.generate import COPIED_TABLES, GENERATED_TABLES, generate
+from mockserver.openapi.spec import Spec, load_spec
 
 SCALE = 300
 
@@ -90,8 +90,8 @@ def test_unquoted_fixture_timestamps_survive_the_generator(
     import re
     import shutil
 
-    import mockserver.generate as generate_module
-    from mockserver.fixtures import default_fixtures_dir
+    import mockserver.data.generate as generate_module
+    from mockserver.data.fixtures import default_fixtures_dir
 
     base = tmp_path / "fixtures"
     shutil.copytree(default_fixtures_dir(), base)

@@ -48,8 +48,8 @@ def test_the_wheel_carries_its_data_and_runs_without_a_checkout(wheel: Path,
     assert "mockserver/_data/spec/control-openapi.yaml" in names
     for fixture in (ROOT / "fixtures").glob("*.yaml"):
         assert f"mockserver/_data/fixtures/{fixture.name}" in names
-    assert any(n.startswith("mockserver/static/swagger-ui/") for n in names)
-    assert "workspace-api-mock = mockserver.cli:main" in entry_points
+    assert any(n.startswith("mockserver/standalone/static/swagger-ui/") for n in names)
+    assert "workspace-api-mock = mockserver.standalone.cli:main" in entry_points
     assert "workspace_api_mock = mockserver.pytest_plugin" in entry_points
     requires = [line for line in metadata.splitlines() if line.startswith("Requires-Dist:")]
     for gate_only in ("schemathesis", "hypothesis", "pytest"):
@@ -62,8 +62,8 @@ def test_the_wheel_carries_its_data_and_runs_without_a_checkout(wheel: Path,
     script = (
         "from unittest import mock\n"
         "from starlette.testclient import TestClient\n"
-        "from mockserver import spec\n"
-        "from mockserver.app import create_app\n"
+        "from mockserver.openapi import spec\n"
+        "from mockserver.standalone.server import create_app\n"
         "assert '_data' in str(spec.data_dir('spec')), spec.data_dir('spec')\n"
         "with mock.patch.object(spec, 'load_yaml', side_effect=AssertionError('parsed YAML')):\n"
         "    app = create_app()\n"
@@ -149,7 +149,7 @@ def test_installed_without_extras_it_serves_and_lacks_the_gate_then_the_extra_ad
 def test_a_checkout_parses_the_document_in_memory(tmp_path: Path,
                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     # No parsed copy beside a checkout's YAML and no cache under HOME: the YAML is parsed.
-    from mockserver import spec
+    from mockserver.openapi import spec
 
     monkeypatch.setenv("HOME", str(tmp_path))
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))

@@ -8,8 +8,9 @@ from collections.abc import AsyncIterator
 import httpx
 import pytest
 
-from mockserver.app import Config, MockApp, create_app
+from mockserver.engine.app import Config, MockApp
 from mockserver.proxy import create_proxy_app
+from mockserver.standalone.server import create_app
 
 pytestmark = pytest.mark.anyio
 WS = "ws_harborview"

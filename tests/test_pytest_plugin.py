@@ -10,7 +10,7 @@ import httpcore  # noqa: F401
 import pytest
 import uvicorn
 
-from mockserver.handlers import load_handlers
+from mockserver.engine.handlers import load_handlers
 
 pytest_plugins = ["pytester"]
 
@@ -149,7 +149,7 @@ def test_faults(pytester: pytest.Pytester) -> None:
 def test_marker_ini_and_config_fixture(pytester: pytest.Pytester) -> None:
     import yaml
 
-    from mockserver.fixtures import default_fixtures_dir
+    from mockserver.data.fixtures import default_fixtures_dir
 
     extra = pytester.mkdir("extra")
     tickets = yaml.safe_load((default_fixtures_dir() / "tickets.yaml").read_text())
@@ -226,7 +226,7 @@ def test_in_process_transports(pytester: pytest.Pytester) -> None:
 def test_self_check_violation_is_raised_in_the_test(pytester: pytest.Pytester) -> None:
     result = run(pytester, """
         import pytest
-        from mockserver.errors import ResponseContractViolation
+        from mockserver.engine.errors import ResponseContractViolation
 
         def test_broken_handler(mock_api, monkeypatch):
             monkeypatch.setitem(mock_api.mock.handlers, "getApiIndex",
@@ -250,7 +250,8 @@ def second_server() -> Iterator[str]:
     """A separate mock on its own port, standing in for "a real server"."""
     import socket
 
-    from mockserver.app import Config, create_app
+    from mockserver.engine.app import Config
+    from mockserver.standalone.server import create_app
 
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
@@ -419,7 +420,7 @@ def test_clients_share_the_session_connections_and_one_ssl_context(
     in-process transport is one per mock for the session too."""
     result = run(pytester, """
         import httpx
-        from mockserver import pytest_plugin
+        from mockserver.testing import plugin as pytest_plugin
 
         seen = []
 

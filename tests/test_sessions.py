@@ -13,10 +13,11 @@ import pytest
 from conftest import auth
 from starlette.testclient import TestClient
 
-from mockserver.app import Config, MockApp, create_app
-from mockserver.control import control_spec
-from mockserver.selfcheck import SelfCheck
-from mockserver.sessions import SessionLimit
+from mockserver.engine.app import Config, MockApp
+from mockserver.engine.selfcheck import SelfCheck
+from mockserver.engine.sessions import SessionLimit
+from mockserver.standalone.control import control_spec
+from mockserver.standalone.server import create_app
 
 WS = "ws_harborview"
 TICKET = "xd_aisha_khan_parking"

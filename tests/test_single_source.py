@@ -5,7 +5,7 @@ Mechanical checks:
 - the list declarations (handlers/declared.py) agree with the document: their operations are
   paginated GETs, their filters are documented query parameters, and where the document
   states an order (`x-order`) or a filter (`x-filter`) the declaration says the same;
-- no handler module restates the document (an `ast` scan of mockserver/handlers/): no string
+- no handler module restates the document (an `ast` scan of mockserver/engine/handlers/): no string
   naming the operation's own response schema (it is `Operation.data_schema`), no `.get(name,
   default)` of a request field or query parameter that has a document default (the validator
   fills it), and no literal collection of three or more property names of a request body
@@ -22,12 +22,12 @@ from typing import Any
 
 import pytest
 
-from mockserver.handlers import load_handlers
-from mockserver.handlers.declared import LISTS
-from mockserver.spec import Operation, Spec, load_spec
-from mockserver.tables import TABLES
+from mockserver.data.tables import TABLES
+from mockserver.engine.handlers import load_handlers
+from mockserver.engine.handlers.declared import LISTS
+from mockserver.openapi.spec import Operation, Spec, load_spec
 
-HANDLERS_DIR = Path(__file__).resolve().parent.parent / "mockserver" / "handlers"
+HANDLERS_DIR = Path(__file__).resolve().parent.parent / "mockserver" / "engine" / "handlers"
 
 
 @pytest.fixture(scope="module")
@@ -190,8 +190,8 @@ def test_the_scan_finds_what_it_looks_for(spec: Spec, planted: str, finding: str
 def test_the_control_api_routes_from_its_own_document() -> None:
     from starlette.routing import Route
 
-    from mockserver.app import MockApp
-    from mockserver.control import control_routes, control_spec
+    from mockserver.engine.app import MockApp
+    from mockserver.standalone.control import control_routes, control_spec
 
     routes = [r for r in control_routes(MockApp()) if isinstance(r, Route)]
     served = {(r.name, r.path, frozenset(r.methods or ()) - {"HEAD"}) for r in routes}

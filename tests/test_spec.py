@@ -9,8 +9,8 @@ import jsonschema_rs
 import pytest
 from openapi_spec_validator import validate
 
-from mockserver.spec import HTTP_METHODS, load_spec
-from mockserver.tables import TABLES
+from mockserver.data.tables import TABLES
+from mockserver.openapi.spec import HTTP_METHODS, load_spec
 
 SPEC = load_spec()
 DOC = SPEC.document

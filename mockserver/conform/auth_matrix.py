@@ -16,12 +16,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ..spec import Parameter
+from ..openapi.spec import Parameter
 from .discovery import collect_ids, fill_required, sample_value
 from .violations import AuthViolation, Exchange, severity_for
 
 if TYPE_CHECKING:
-    from ..spec import Operation
+    from ..openapi.spec import Operation
     from .gate import Gate
 
 __all__ = ["check_auth"]

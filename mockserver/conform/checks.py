@@ -17,7 +17,7 @@ from .document import Document
 from .violations import ErrorShapeViolation, Exchange, severity_for
 
 if TYPE_CHECKING:
-    from ..spec import Operation
+    from ..openapi.spec import Operation
 
 __all__ = ["GATE_SCHEMAS", "error_shape_violation"]
 

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from .document import item_key
 
 if TYPE_CHECKING:
-    from ..spec import Operation, Parameter
+    from ..openapi.spec import Operation, Parameter
     from .gate import Gate
 
 __all__ = ["Discovery", "collect_ids", "discover", "fill_required", "sample_value"]

@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 from urllib.parse import urlsplit
 
-from ..spec import Operation, Spec, data_dir, load_spec
+from ..openapi.spec import Operation, Spec, data_dir, load_spec
 
 __all__ = ["ITEM_KEYS", "Document", "OperationFilter", "item_key"]
 

@@ -14,7 +14,7 @@ from .document import Document, OperationFilter
 from .violations import Exchange, Severity, Violation
 
 if TYPE_CHECKING:
-    from ..spec import Operation
+    from ..openapi.spec import Operation
     from .discovery import Discovery
 
 __all__ = ["ALL_PHASES", "OWN_CHECKS", "Gate", "GateConfig"]

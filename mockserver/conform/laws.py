@@ -28,7 +28,7 @@ from .document import item_key
 from .violations import Exchange, LawViolation, severity_for
 
 if TYPE_CHECKING:
-    from ..spec import Operation
+    from ..openapi.spec import Operation
     from .gate import Gate
 
 __all__ = ["READ_LAWS", "check_read_laws", "field_value", "filter_spec", "order_spec"]

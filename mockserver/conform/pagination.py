@@ -15,7 +15,7 @@ from .document import item_key
 from .violations import Exchange, PaginationViolation, severity_for
 
 if TYPE_CHECKING:
-    from ..spec import Operation
+    from ..openapi.spec import Operation
     from .gate import Gate
 
 __all__ = ["check_pagination"]

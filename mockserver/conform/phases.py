@@ -27,7 +27,7 @@ from .violations import Exchange, SchemathesisViolation, Severity, Violation, se
 from .wire import invalid_part
 
 if TYPE_CHECKING:
-    from ..spec import Operation
+    from ..openapi.spec import Operation
     from .gate import Gate
 
 __all__ = ["READ_ONLY_CHECKS", "WRITE_CHECKS", "run_phases"]

@@ -20,10 +20,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl, unquote, urlsplit
 
-from ..validation import first_error, json_validator
+from ..openapi.schemas import first_error, json_validator
 
 if TYPE_CHECKING:
-    from ..spec import Operation
+    from ..openapi.spec import Operation
     from .document import Document
 
 __all__ = ["Invalid", "invalid_part"]

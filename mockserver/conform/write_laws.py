@@ -24,7 +24,7 @@ from .laws import _fail, _lists, _walk
 from .violations import Exchange
 
 if TYPE_CHECKING:
-    from ..spec import Operation
+    from ..openapi.spec import Operation
     from .gate import Gate
 
 __all__ = ["WRITE_LAWS", "check_hierarchy", "check_write_laws", "minimal_body"]

@@ -7,9 +7,9 @@ from typing import Any
 
 import orjson
 
-from mockserver.app import MockApp
-from mockserver.context import Context
-from mockserver.errors import Conflict
+from mockserver.engine.app import MockApp
+from mockserver.engine.context import Context
+from mockserver.engine.errors import Conflict
 
 Scope = dict[str, Any]
 Handler = Callable[[Context], Any]

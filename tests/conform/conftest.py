@@ -8,10 +8,11 @@ from typing import Any
 
 import pytest
 
-from mockserver.app import Config, MockApp, create_app
 from mockserver.conform.cli import parse_config
 from mockserver.conform.report import RunResult
 from mockserver.conform.runner import run
+from mockserver.engine.app import Config, MockApp
+from mockserver.standalone.server import create_app
 
 from .serve import serve
 

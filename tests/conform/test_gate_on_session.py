@@ -6,8 +6,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from mockserver.app import Config, MockApp, create_app
 from mockserver.conform.cli import main
+from mockserver.engine.app import Config, MockApp
+from mockserver.standalone.server import create_app
 
 from .conftest import OTHER, READ, WORKSPACE, WRITE
 from .serve import serve

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from mockserver.app import MockApp
 from mockserver.conform.violations import Severity
+from mockserver.engine.app import MockApp
 
 from . import broken
 from .conftest import OTHER, READ, WRITE, gate, served

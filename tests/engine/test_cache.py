@@ -10,8 +10,9 @@ import pytest
 from conftest import FROZEN_AT, OTHER, READ, auth
 from starlette.testclient import TestClient
 
-from mockserver.app import Config, MockApp, create_app
-from mockserver.cache import CachedResponse, ResponseCache
+from mockserver.engine.app import Config, MockApp
+from mockserver.engine.cache import CachedResponse, ResponseCache
+from mockserver.standalone.server import create_app
 
 WS = "ws_harborview"
 LIST = f"/v1/conversations?workspace_id={WS}&limit=5"

@@ -15,11 +15,12 @@ import pytest
 from conftest import FROZEN_AT, auth
 from starlette.testclient import TestClient
 
-from mockserver.app import Config, MockApp, create_app
-from mockserver.fixtures import load_dataset
-from mockserver.requestlog import configure_logging
-from mockserver.spec import load_spec
-from mockserver.tables import TABLES
+from mockserver.data.fixtures import load_dataset
+from mockserver.data.tables import TABLES
+from mockserver.engine.app import Config, MockApp
+from mockserver.engine.requestlog import configure_logging
+from mockserver.openapi.spec import load_spec
+from mockserver.standalone.server import create_app
 
 WS = "ws_harborview"
 EXTRAS = "contact_id=ph_aisha_khan&_=1732300000000&trace_id=abc"
@@ -118,7 +119,7 @@ def test_strict_mode_refuses_naming_the_parameter(client: TestClient, strict: Mo
 
 
 def test_strict_mode_from_the_command_line() -> None:
-    from mockserver.cli import build_parser
+    from mockserver.standalone.cli import build_parser
 
     assert build_parser().parse_args(["serve", "--strict-params"]).strict_params is True
     assert build_parser().parse_args(["serve"]).strict_params is False

@@ -7,10 +7,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mockserver.clock import Clock
-from mockserver.errors import BadRequest
-from mockserver.pagination import CursorCodec, encoded, fingerprint, walk
-from mockserver.store import Store
+from mockserver.engine.clock import Clock
+from mockserver.engine.errors import BadRequest
+from mockserver.engine.pagination import CursorCodec, encoded, fingerprint, walk
+from mockserver.engine.store import Store
 
 
 def make_store(n: int) -> Store:

@@ -7,7 +7,7 @@ import pytest
 from conftest import COLLEAGUE, OTHER, READ, auth
 from starlette.testclient import TestClient
 
-from mockserver.app import MockApp
+from mockserver.engine.app import MockApp
 
 WS = "ws_harborview"
 
@@ -61,7 +61,7 @@ def test_unknown_path_and_other_method(client: TestClient) -> None:
 )
 def test_missing_malformed_or_unknown_token_is_401(mock: MockApp, headers: dict[str, str],
                                                    needle: str) -> None:
-    from mockserver.app import create_app
+    from mockserver.standalone.server import create_app
 
     with TestClient(create_app(mock=mock)) as anonymous:
         assert_error(anonymous.get(f"/v1/tickets?workspace_id={WS}", headers=headers), 401, needle)
@@ -265,8 +265,8 @@ def test_integral_floats_count_as_integers_in_bodies(client: TestClient) -> None
 
 def test_remembered_parameter_values_keep_every_check(mock: MockApp) -> None:
     """Accepted query values are remembered per operation; refusals still happen in full."""
-    from mockserver.errors import BadRequest
-    from mockserver.validation import ACCEPTED_VALUES
+    from mockserver.engine.errors import BadRequest
+    from mockserver.engine.validation import ACCEPTED_VALUES
 
     validator = mock.validators["listConversations"]
     validator._accepted.clear()

@@ -2,9 +2,9 @@ from __future__ import annotations
 
 import pytest
 
-from mockserver.clock import Clock
-from mockserver.errors import TooManyRequests
-from mockserver.ratelimit import RateLimiter
+from mockserver.engine.clock import Clock
+from mockserver.engine.errors import TooManyRequests
+from mockserver.engine.ratelimit import RateLimiter
 
 
 def make() -> tuple[Clock, RateLimiter]:

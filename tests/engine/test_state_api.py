@@ -1,6 +1,6 @@
 """The state's API is the only way to change a mock's state (issue 16, item 1).
 
-Checked on the source with `ast`: outside mockserver/state.py no module (the package, bench/,
+Checked on the source with `ast`: outside mockserver/engine/state.py no module (the package, bench/,
 examples/) assigns or deletes an attribute of a state or of one of its parts, and none calls
 a part's mutating method directly (`x.limiter.configure(...)`, `x.clock.advance(...)`): they
 call the state's methods. The store's record API (insert/update/delete) stays open to
@@ -16,12 +16,12 @@ from pathlib import Path
 
 import pytest
 
-from mockserver.app import MockApp
-from mockserver.state import MockState
+from mockserver.engine.app import MockApp
+from mockserver.engine.state import MockState
 
 ROOT = Path(__file__).resolve().parents[2]
 # The state, and its shared variant (a subclass: the same methods over a Redis log).
-STATE_MODULES = {ROOT / "mockserver" / "state.py", ROOT / "mockserver" / "shared.py"}
+STATE_MODULES = {ROOT / "mockserver" / "engine" / "state.py", ROOT / "mockserver" / "engine" / "shared.py"}
 
 # A part's methods that change it: only the state calls them.
 MUTATORS = {

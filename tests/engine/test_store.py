@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from mockserver.clock import Clock
-from mockserver.store import Seed, Store
+from mockserver.engine.clock import Clock
+from mockserver.engine.store import Seed, Store
 
 
 def make_store() -> Store:

@@ -13,12 +13,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from mockserver.clock import Clock
-from mockserver.fixtures import load_dataset
-from mockserver.generate import generate
-from mockserver.spec import load_spec
-from mockserver.store import Seed, Store
-from mockserver.tables import TABLES
+from mockserver.data.fixtures import load_dataset
+from mockserver.data.generate import generate
+from mockserver.data.tables import TABLES
+from mockserver.engine.clock import Clock
+from mockserver.engine.store import Seed, Store
+from mockserver.openapi.spec import load_spec
 
 # (table, partition fields, order fields): the indexes the lists walk, one list-partitioned.
 INDEXES = [

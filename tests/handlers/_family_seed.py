@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from mockserver.app import MockApp
-from mockserver.fixtures import insert_checked
+from mockserver.data.fixtures import insert_checked
+from mockserver.engine.app import MockApp
 
 HARBOR, ALPINE, DESERT = "ws_harborview", "ws_alpine", "ws_desert"
 WRITE = "mock-write-token"

@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 from conftest import COLLEAGUE, OTHER, WRITE
 
-from mockserver.app import MockApp
-from mockserver.fixtures import insert_checked
+from mockserver.data.fixtures import insert_checked
+from mockserver.engine.app import MockApp
 
 HARBOR = "ws_harborview"
 ALPINE = "ws_alpine"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from starlette.testclient import TestClient
 
-from mockserver.app import MockApp
+from mockserver.engine.app import MockApp
 
 from ._family_seed import (
     ALPINE,

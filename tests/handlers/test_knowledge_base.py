@@ -7,7 +7,7 @@ from typing import Any
 
 from starlette.testclient import TestClient
 
-from mockserver.app import MockApp
+from mockserver.engine.app import MockApp
 
 from ._family_seed import ALPINE, DESERT, HARBOR, READ, WRITE, auth, token_user_id
 

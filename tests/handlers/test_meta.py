@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from starlette.testclient import TestClient
 
-from mockserver.app import MockApp
+from mockserver.engine.app import MockApp
 
 from ._family_seed import READ, auth, model
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from conftest import COLLEAGUE, OTHER, READ, auth
 
-from mockserver.clock import parse_timestamp
+from mockserver.engine.clock import parse_timestamp
 
 from .conftest import ALPINE, HARBOR, Factory
 

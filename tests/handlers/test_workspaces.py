@@ -7,8 +7,8 @@ from typing import Any
 
 from starlette.testclient import TestClient
 
-from mockserver.app import MockApp
-from mockserver.fixtures import insert_checked
+from mockserver.data.fixtures import insert_checked
+from mockserver.engine.app import MockApp
 
 from ._family_seed import ALPINE, DESERT, HARBOR, OTHER, READ, T0, auth, user
 

@@ -18,8 +18,9 @@ import pytest
 from conform.serve import serve
 from conftest import FROZEN_AT, auth
 
-from mockserver.app import Config, MockApp, create_app
-from mockserver.transport import AsyncASGITransport, SyncASGITransport
+from mockserver.engine.app import Config, MockApp
+from mockserver.standalone.server import create_app
+from mockserver.testing.transport import AsyncASGITransport, SyncASGITransport
 
 WS = "ws_harborview"
 THREADS = 8

@@ -21,8 +21,9 @@ from conform.serve import serve
 from conftest import OTHER, WRITE, auth
 from starlette.testclient import TestClient
 
-from mockserver.app import MockApp, create_app
-from mockserver.tables import TABLES
+from mockserver.data.tables import TABLES
+from mockserver.engine.app import MockApp
+from mockserver.standalone.server import create_app
 
 WS = "ws_harborview"
 ACCEPTABLE = {400, 401, 403, 404, 405, 413, 431}

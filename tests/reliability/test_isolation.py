@@ -12,9 +12,9 @@ import pytest
 from conftest import OTHER, WRITE, auth
 from starlette.testclient import TestClient
 
-from mockserver.app import MockApp
-from mockserver.spec import Operation, load_spec
-from mockserver.tables import TABLES
+from mockserver.data.tables import TABLES
+from mockserver.engine.app import MockApp
+from mockserver.openapi.spec import Operation, load_spec
 
 WS = "ws_harborview"
 PYTHON_CODE = "def main(**params):\n    return {'message': 'isolation'}\n"

@@ -21,9 +21,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from mockserver.clock import format_timestamp, parse_timestamp
-from mockserver.pytest_plugin import MockApiConfig, MockServer
-from mockserver.transport import AsyncASGITransport, SyncASGITransport
+from mockserver.engine.clock import format_timestamp, parse_timestamp
+from mockserver.testing.plugin import MockApiConfig, MockServer
+from mockserver.testing.transport import AsyncASGITransport, SyncASGITransport
 
 WS = "ws_harborview"
 TOKEN = {"Authorization": "Bearer mock-write-token"}

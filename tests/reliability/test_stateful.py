@@ -23,7 +23,8 @@ from hypothesis.stateful import (
 )
 from starlette.testclient import TestClient
 
-from mockserver.app import Config, MockApp, create_app
+from mockserver.engine.app import Config, MockApp
+from mockserver.standalone.server import create_app
 
 WS = "ws_harborview"
 MOCK = MockApp(Config(self_check=True, frozen_clock=FROZEN_AT, cursor_secret=b"stateful",

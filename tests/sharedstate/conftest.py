@@ -17,7 +17,8 @@ from conftest import FROZEN_AT, auth
 from redis_server import RedisServer, free_port
 from starlette.testclient import TestClient
 
-from mockserver.app import Config, MockApp, create_app
+from mockserver.engine.app import Config, MockApp
+from mockserver.standalone.server import create_app
 
 
 @pytest.fixture

@@ -1,4 +1,4 @@
-"""Shared state (mockserver/shared.py): workers on one Redis namespace behave as one mock.
+"""Shared state (mockserver/engine/shared.py): workers on one Redis namespace behave as one mock.
 
 Each test here was seen to fail under a planted break of the guarantee it names (listed in
 the CHANGELOG entry of issue 19). Workers are two `MockApp`s of this process on one namespace
@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from redis_server import RedisServer
 
-from mockserver.shared import StateUnavailable
+from mockserver.engine.shared import StateUnavailable
 
 from .conftest import Workers, in_memory
 

@@ -7,7 +7,7 @@ import pytest
 import redis
 from redis_server import RedisServer
 
-from mockserver.handlers import load_handlers
+from mockserver.engine.handlers import load_handlers
 
 pytest_plugins = ["pytester"]
 load_handlers()  # as tests/test_pytest_plugin.py: one copy of the handlers for inner runs

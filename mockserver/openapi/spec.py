@@ -24,10 +24,10 @@ HTTP_METHODS = ("get", "put", "post", "delete", "patch", "head", "options", "tra
 
 def data_dir(name: str) -> Path:
     """`spec/` or `fixtures/`: inside the installed wheel, or beside the package in a checkout."""
-    packaged = Path(__file__).parent / "_data" / name
+    packaged = Path(__file__).parent.parent / "_data" / name
     if packaged.is_dir():
         return packaged
-    return Path(__file__).parent.parent / name
+    return Path(__file__).parent.parent.parent / name
 
 
 @dataclass(frozen=True)

@@ -19,8 +19,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from ...openapi.spec import Spec
 from ..context import Context
-from ..spec import Spec
 from . import Handler, operation
 from ._common import get_resource, where_equal
 

@@ -19,7 +19,7 @@ from starlette.staticfiles import StaticFiles
 from .control import control_spec
 
 if TYPE_CHECKING:
-    from .app import MockApp
+    from ..engine.app import MockApp
 
 __all__ = ["STATIC_DIR", "docs_routes"]
 

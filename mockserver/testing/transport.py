@@ -15,7 +15,7 @@ from typing import Any
 import httpx
 from anyio.from_thread import BlockingPortal, start_blocking_portal
 
-from .faults import ConnectionDropped
+from ..engine.faults import ConnectionDropped
 
 __all__ = ["AsyncASGITransport", "SyncASGITransport"]
 

@@ -6,12 +6,12 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from ..data.tables import TABLES
+from ..openapi.spec import Operation
 from .auth import Principal
 from .errors import NotFound
 from .pagination import CursorCodec, encoded, fingerprint, walk
-from .spec import Operation
 from .store import Record, Store
-from .tables import TABLES
 
 __all__ = ["Context", "Services", "public"]
 

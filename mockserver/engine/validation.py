@@ -13,14 +13,14 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-import jsonschema_rs
 import orjson
 
+from ..openapi.schemas import first_error, json_validator
+from ..openapi.spec import Operation, Spec
 from .clock import parse_timestamp
 from .errors import BadRequest
-from .spec import Operation, Spec
 
-__all__ = ["RequestValidator", "body_defaults", "first_error", "json_validator"]
+__all__ = ["RequestValidator", "body_defaults"]
 
 _INT = re.compile(r"-?[0-9]+")
 # Deeper JSON than any request of this API needs; past it the validator and the encoder would
@@ -48,25 +48,8 @@ _UNSEEN = object()
 _NUMBER = re.compile(r"-?[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]+)?")
 
 
-def json_validator(schema: dict[str, Any], components: dict[str, Any]) -> Any:
-    """A compiled 2020-12 validator; `#/components/...` references resolve against the document."""
-    if "$ref" in repr(schema):
-        schema = {**schema, "components": components}
-    return jsonschema_rs.Draft202012Validator(schema)
 
 
-def first_error(validator: Any, instance: Any) -> tuple[str, str] | None:
-    """(instance path, message) of the most specific error, or None when valid."""
-    if validator.is_valid(instance):  # the common case, without building error objects
-        return None
-    best: tuple[str, str] | None = None
-    depth = -1
-    for error in validator.iter_errors(instance):
-        path = list(error.instance_path)
-        if len(path) > depth:
-            best = ("/".join(str(p) for p in path), error.message)
-            depth = len(path)
-    return best
 
 
 def _coerce(value: str, schema: dict[str, Any]) -> Any:

@@ -42,10 +42,10 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import orjson
 
+from ..data.fixtures import Dataset
 from .clock import Clock, parse_timestamp
 from .errors import ApiError, TooManyRequests
 from .faults import FaultRule, Faults
-from .fixtures import Dataset
 from .journal import _MAX_BODY_SHOWN, MAX_JOURNAL_BYTES, Journal, JournalEntry
 from .ratelimit import WINDOW_SECONDS, RateLimiter
 from .state import KEEP, MockState, Settings, Shared

@@ -24,12 +24,13 @@ from urllib.parse import parse_qsl
 
 import anyio
 import orjson
-from starlette.applications import Starlette
-from starlette.requests import ClientDisconnect, Request
+from starlette.requests import ClientDisconnect
 from starlette.responses import Response
-from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
+from ..data.fixtures import Dataset, load_dataset
+from ..data.tables import TABLES
+from ..openapi.spec import Operation, Spec, load_spec
 from .auth import Principal, TokenRegistry
 from .cache import CachedResponse, ResponseCache
 from .clock import Clock
@@ -44,24 +45,21 @@ from .errors import (
     PayloadTooLarge,
 )
 from .faults import DropResponse, Faults, fault_response
-from .fixtures import Dataset, load_dataset
 from .handlers import load_handlers
 from .journal import MAX_JOURNAL_BYTES, Journal
 from .pagination import CursorCodec
 from .ratelimit import RateLimiter
 from .requestlog import REQUEST_LOGGER, log_request
-from .responses import error_body, error_response
+from .responses import error_body
 from .routing import Router
 from .selfcheck import SelfCheck
-from .sessions import SESSION_HEADER, SESSION_PREFIX, Sessions, split_session_path
-from .spec import Operation, Spec, load_spec
+from .sessions import SESSION_PREFIX, Sessions
 from .state import MockState, Settings, StateSnapshot
 from .storage import FileStore
 from .store import Record, Store
-from .tables import TABLES
 from .validation import RequestValidator
 
-__all__ = ["Config", "MockApp", "create_app"]
+__all__ = ["Config", "MockApp"]
 
 
 @dataclass
@@ -601,71 +599,3 @@ class MockApp:
             # The resolved workspace is not named: a stranger learns nothing about who owns it.
             raise Forbidden(f"Token has no access to this {noun}")
         return workspace_id, record
-
-
-class Application:
-    """The served ASGI application. API requests (/v1...) go straight into the pipeline, with
-    no middleware stack in between; the control API, docs and storage go through Starlette."""
-
-    def __init__(self, mock: MockApp, starlette: Starlette) -> None:
-        self.mock = mock
-        self.starlette = starlette
-        self.state = starlette.state
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http":
-            # A session named by the path prefix (stripped here) or the header.
-            path = scope["path"]
-            name = None
-            if path.startswith(SESSION_PREFIX):
-                found = split_session_path(path)
-                if found is not None:
-                    name, path = found
-                    scope["path"] = path or "/"
-                    scope["mock.prefix"] = f"{SESSION_PREFIX}{name}"
-            else:
-                name = _header(scope, SESSION_HEADER)
-            if name is not None:
-                try:
-                    scope["mock.state"] = self.mock.sessions.resolve(name)
-                except ApiError as error:
-                    body = error_body(error)
-                    await send({"type": "http.response.start", "status": error.status_code,
-                                "headers": _json_headers(body)})
-                    await send({"type": "http.response.body", "body": body})
-                    return
-            if path.startswith("/v1"):
-                await self.mock(scope, receive, send)
-                return
-        await self.starlette(scope, receive, send)
-
-
-def create_app(config: Config | None = None, *, mock: MockApp | None = None) -> Application:
-    """The Starlette application serving one mock (built from `config` unless given):
-    the API under /v1, the control API under /__mock__/, /docs and /openapi.json."""
-    from . import storage
-    from .control import control_routes
-    from .docs import docs_routes
-
-    mock = mock or MockApp(config)
-
-    async def not_found(request: Request, exc: Exception) -> Response:
-        return error_response(NotFound(f"No such path: {request.url.path}"))
-
-    async def not_allowed(request: Request, exc: Exception) -> Response:
-        return error_response(MethodNotAllowed(
-            f"Method {request.method} is not allowed on {request.url.path}"))
-
-    routes = [*control_routes(mock), *docs_routes(mock),
-              Route("/__storage__/upload/{token}", storage.upload, methods=["PUT"]),
-              Route("/__storage__/files/{storage_id}", storage.download, methods=["GET"])]
-    async def api_error(request: Request, exc: Exception) -> Response:
-        assert isinstance(exc, ApiError)
-        return error_response(exc)  # e.g. 503 from shared state, in the storage routes
-
-    app = Starlette(routes=routes, exception_handlers={404: not_found, 405: not_allowed,
-                                                       ApiError: api_error})
-    app.state.mock = mock
-    # Every other path goes through the pipeline too (it answers 404 naming the path).
-    app.router.default = mock
-    return Application(mock, app)

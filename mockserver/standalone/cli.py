@@ -20,8 +20,8 @@ _WORKER_ENV = "MOCKSERVER_WORKER_ARGS"  # serve's options, handed to each --work
 
 
 def _config(args: argparse.Namespace) -> Any:
-    from .app import Config
-    from .fixtures import default_fixtures_dir
+    from ..data.fixtures import default_fixtures_dir
+    from ..engine.app import Config
 
     fixtures = [Path(p) for p in args.fixtures] or [default_fixtures_dir()]
     fixtures += [Path(p) for p in args.overlay]
@@ -50,8 +50,8 @@ def _config(args: argparse.Namespace) -> Any:
 
 def worker_app() -> Any:
     """The application of one `serve --workers N` process (uvicorn's factory)."""
-    from .app import create_app
-    from .requestlog import configure_logging
+    from ..engine.requestlog import configure_logging
+    from .server import create_app
 
     args = argparse.Namespace(**json.loads(os.environ[_WORKER_ENV]))
     if not args.quiet:
@@ -62,9 +62,10 @@ def worker_app() -> Any:
 def _serve(args: argparse.Namespace) -> int:
     import uvicorn
 
-    from .app import MockApp, create_app
-    from .fixtures import FixtureError
-    from .requestlog import configure_logging
+    from ..data.fixtures import FixtureError
+    from ..engine.app import MockApp
+    from ..engine.requestlog import configure_logging
+    from .server import create_app
 
     if args.workers < 1:
         print("error: --workers must be at least 1", file=sys.stderr)
@@ -112,7 +113,7 @@ def _serve(args: argparse.Namespace) -> int:
             os.environ[_WORKER_ENV] = json.dumps({k: v for k, v in vars(args).items()
                                                   if k != "func"})
             del app, mock
-            uvicorn.run("mockserver.cli:worker_app", factory=True, workers=args.workers,
+            uvicorn.run("mockserver.standalone.cli:worker_app", factory=True, workers=args.workers,
                         host=args.host, port=args.port, log_level="warning",
                         access_log=False, lifespan="on")
         else:
@@ -135,7 +136,7 @@ def _stop(signum: int, frame: object) -> None:
 
 
 def _generate(args: argparse.Namespace) -> int:
-    from .generate import generate
+    from ..data.generate import generate
 
     generate(scale=args.scale, seed=args.seed, out=Path(args.out))
     print(f"wrote a dataset of {args.scale} contacts (seed {args.seed}) to {args.out}")
@@ -231,11 +232,11 @@ def main(argv: list[str] | None = None) -> int:
                   "which this installation lacks. Install the gate's extra:\n"
                   "    pip install 'workspace-api-mock[conform]'", file=sys.stderr)
             return 2
-        from .conform.cli import main as conform_main
+        from ..conform.cli import main as conform_main
 
         return conform_main(argv[1:])
     if argv and argv[0] == "proxy":
-        from .proxy import main as proxy_main
+        from ..proxy import main as proxy_main
 
         return proxy_main(argv[1:])
     args = build_parser().parse_args(argv)

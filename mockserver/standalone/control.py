@@ -20,18 +20,18 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
-from .clock import parse_timestamp
-from .errors import ApiError, BadRequest, Forbidden, NotFound
-from .fixtures import FixtureError, load_dataset
-from .responses import error_response, json_response
-from .sessions import DEFAULT_SESSION
-from .spec import Operation, Spec, data_dir
-from .validation import RequestValidator
-from .yamlload import load_yaml
+from ..data.fixtures import FixtureError, load_dataset
+from ..engine.clock import parse_timestamp
+from ..engine.errors import ApiError, BadRequest, Forbidden, NotFound
+from ..engine.responses import error_response, json_response
+from ..engine.sessions import DEFAULT_SESSION
+from ..engine.validation import RequestValidator
+from ..openapi.spec import Operation, Spec, data_dir
+from ..openapi.yamlload import load_yaml
 
 if TYPE_CHECKING:
-    from .app import MockApp
-    from .state import MockState
+    from ..engine.app import MockApp
+    from ..engine.state import MockState
 
 __all__ = ["control_routes", "control_spec", "is_loopback", "load_fixtures"]
 

@@ -20,12 +20,12 @@ from typing import Any
 import orjson
 import yaml
 
-from .selfcheck import SelfCheck
-from .spec import Spec, data_dir
-from .store import Store
+from ..engine.selfcheck import SelfCheck
+from ..engine.store import Store
+from ..openapi.schemas import first_error
+from ..openapi.spec import Spec, data_dir
+from ..openapi.yamlload import load_yaml
 from .tables import TABLES
-from .validation import first_error
-from .yamlload import load_yaml
 
 __all__ = ["Dataset", "FixtureError", "RecordCheck", "default_fixtures_dir", "insert_checked",
            "load_dataset", "record_check"]

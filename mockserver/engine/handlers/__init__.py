@@ -11,8 +11,8 @@ import pkgutil
 from collections.abc import Callable
 from typing import Any
 
+from ...openapi.spec import Spec
 from ..context import Context
-from ..spec import Spec
 
 __all__ = ["HANDLERS", "Handler", "load_handlers", "operation"]
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 
-from .spec import Operation, Spec
+from ..openapi.spec import Operation, Spec
 
 __all__ = ["Router"]
 

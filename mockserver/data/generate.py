@@ -6,7 +6,7 @@ knowledge base, tags, workflows, ...) are copied from the default fixtures; the 
 tables are generated over the three fixed workspaces. Same seed, same bytes: everything comes
 from `random.Random(seed)` and fixed instants, never from the wall clock.
 
-    python -m mockserver.generate --scale 100000 --seed 1 --out /tmp/big
+    python -m mockserver.data.generate --scale 100000 --seed 1 --out /tmp/big
 """
 
 from __future__ import annotations
@@ -19,9 +19,9 @@ from typing import Any
 
 import orjson
 
-from .clock import format_timestamp, parse_timestamp
+from ..engine.clock import format_timestamp, parse_timestamp
+from ..openapi.yamlload import load_yaml
 from .fixtures import default_fixtures_dir
-from .yamlload import load_yaml
 
 __all__ = ["COPIED_TABLES", "GENERATED_TABLES", "generate"]
 

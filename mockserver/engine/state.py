@@ -21,17 +21,17 @@ from collections.abc import Hashable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ..data.fixtures import Dataset
+from ..data.tables import TABLES
 from .auth import TokenRegistry
 from .cache import CachedResponse, ResponseCache
 from .clock import Clock
 from .errors import Conflict, Forbidden, NotFound
 from .faults import FaultRule, Faults
-from .fixtures import Dataset
 from .journal import MAX_JOURNAL_BYTES, Journal, JournalEntry
 from .ratelimit import RateLimiter
 from .storage import FileStore
 from .store import Base, Seed, Snapshot, Store
-from .tables import TABLES
 
 __all__ = ["KEEP", "KEY_FIELDS", "MockState", "Settings", "Shared", "StateSnapshot"]
 

@@ -13,9 +13,9 @@ from typing import Any
 
 import orjson
 
+from ..openapi.schemas import first_error, json_validator
+from ..openapi.spec import Operation, Spec
 from .errors import ResponseContractViolation
-from .spec import Operation, Spec
-from .validation import first_error, json_validator
 
 __all__ = ["SelfCheck", "close_schemas", "underscore_field"]
 

@@ -1,0 +1,1 @@
+"""Datasets: the store's tables, loading and checking fixtures, the generator."""

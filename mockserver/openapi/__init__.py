@@ -1,0 +1,1 @@
+"""The document: loading spec/*.yaml. Shared by the mock and the gate."""

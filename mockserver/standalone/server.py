@@ -1,0 +1,90 @@
+"""The standalone server: the ASGI application that sends `/v1...` to the
+engine's pipeline (MockApp) and mounts the control API, the docs and the
+storage routes beside it."""
+
+from __future__ import annotations
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+from starlette.types import Receive, Scope, Send
+
+from ..engine.app import Config, MockApp, _header, _json_headers
+from ..engine.errors import (
+    ApiError,
+    MethodNotAllowed,
+    NotFound,
+)
+from ..engine.responses import error_body, error_response
+from ..engine.sessions import SESSION_HEADER, SESSION_PREFIX, split_session_path
+
+__all__ = ["Application", "create_app"]
+
+
+class Application:
+    """The served ASGI application. API requests (/v1...) go straight into the pipeline, with
+    no middleware stack in between; the control API, docs and storage go through Starlette."""
+
+    def __init__(self, mock: MockApp, starlette: Starlette) -> None:
+        self.mock = mock
+        self.starlette = starlette
+        self.state = starlette.state
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            # A session named by the path prefix (stripped here) or the header.
+            path = scope["path"]
+            name = None
+            if path.startswith(SESSION_PREFIX):
+                found = split_session_path(path)
+                if found is not None:
+                    name, path = found
+                    scope["path"] = path or "/"
+                    scope["mock.prefix"] = f"{SESSION_PREFIX}{name}"
+            else:
+                name = _header(scope, SESSION_HEADER)
+            if name is not None:
+                try:
+                    scope["mock.state"] = self.mock.sessions.resolve(name)
+                except ApiError as error:
+                    body = error_body(error)
+                    await send({"type": "http.response.start", "status": error.status_code,
+                                "headers": _json_headers(body)})
+                    await send({"type": "http.response.body", "body": body})
+                    return
+            if path.startswith("/v1"):
+                await self.mock(scope, receive, send)
+                return
+        await self.starlette(scope, receive, send)
+
+
+def create_app(config: Config | None = None, *, mock: MockApp | None = None) -> Application:
+    """The Starlette application serving one mock (built from `config` unless given):
+    the API under /v1, the control API under /__mock__/, /docs and /openapi.json."""
+    from ..engine import storage
+    from .control import control_routes
+    from .docs import docs_routes
+
+    mock = mock or MockApp(config)
+
+    async def not_found(request: Request, exc: Exception) -> Response:
+        return error_response(NotFound(f"No such path: {request.url.path}"))
+
+    async def not_allowed(request: Request, exc: Exception) -> Response:
+        return error_response(MethodNotAllowed(
+            f"Method {request.method} is not allowed on {request.url.path}"))
+
+    routes = [*control_routes(mock), *docs_routes(mock),
+              Route("/__storage__/upload/{token}", storage.upload, methods=["PUT"]),
+              Route("/__storage__/files/{storage_id}", storage.download, methods=["GET"])]
+    async def api_error(request: Request, exc: Exception) -> Response:
+        assert isinstance(exc, ApiError)
+        return error_response(exc)  # e.g. 503 from shared state, in the storage routes
+
+    app = Starlette(routes=routes, exception_handlers={404: not_found, 405: not_allowed,
+                                                       ApiError: api_error})
+    app.state.mock = mock
+    # Every other path goes through the pipeline too (it answers 404 naming the path).
+    app.router.default = mock
+    return Application(mock, app)

@@ -1,0 +1,2 @@
+"""The test integration: the pytest plugin (`mockserver.pytest_plugin` is its public
+name) and the in-process httpx transports."""
