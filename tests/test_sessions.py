@@ -242,3 +242,26 @@ def test_a_session_created_with_its_own_settings(api: TestClient) -> None:
     assert seven.json()["data"]["id"] != default.json()["data"]["id"]
     bad = api.post("/__mock__/sessions", json={"name": "t", "clock": "soon"})
     assert bad.status_code == 400 and "'clock'" in bad.json()["error"]
+
+
+def test_fixtures_loaded_through_a_session_replace_that_session_only(
+        api: TestClient, tmp_path: Any) -> None:
+    import shutil
+
+    from mockserver.data.fixtures import default_fixtures_dir
+
+    fixtures = tmp_path / "fx"
+    shutil.copytree(default_fixtures_dir(), fixtures)
+    tickets = (fixtures / "tickets.yaml").read_text()
+    (fixtures / "tickets.yaml").write_text(tickets.replace("status: new", "status: pending"))
+    api.post("/__mock__/sessions", json={"name": "loader"})
+    loaded = api.post("/sessions/loader/__mock__/fixtures", json={"path": str(fixtures)})
+    assert loaded.status_code == 200, loaded.text
+    assert _status(api, "/sessions/loader") == "pending"
+    assert _status(api) == "new"  # the default session keeps its dataset
+
+
+def test_loading_fixtures_without_a_path_is_a_400_naming_the_fields(api: TestClient) -> None:
+    response = api.post("/__mock__/fixtures", json={"default": False})
+    assert response.status_code == 400
+    assert "'path'" in response.json()["error"]

@@ -150,7 +150,9 @@ class Sessions:
             try:
                 info = self.create(name)
             except Conflict:  # created by a concurrent request meanwhile
-                info = self._sessions[name]
+                info = self._sessions.get(name)
+                if info is None:  # ... and deleted or expired since
+                    raise NotFound(f"no session {name!r}") from None
         info.last_used = now
         return info.state
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import ipaddress
+import logging
 import secrets
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
@@ -73,16 +74,20 @@ def check_access(mock: MockApp, request: Request) -> None:
                         "without a control token (start it with --control-token)")
 
 
-def load_fixtures(mock: MockApp, paths: Sequence[str | Path] | None) -> dict[str, int]:
-    """Replace the mock's dataset by these fixture directories (None: the default fixtures).
+def load_fixtures(mock: MockApp, paths: Sequence[str | Path] | None,
+                  state: MockState | None = None) -> dict[str, int]:
+    """Replace the dataset of `state` (the default session when None) by these fixture
+    directories (None: the default fixtures).
 
     `load_dataset` validates everything (schemas, references, tokens) before returning, so a
     bad directory raises `FixtureError` and leaves the current dataset untouched.
     """
     dataset = load_dataset([Path(p) for p in paths] if paths else None, spec=mock.spec)
-    mock.state.load_dataset(dataset)
+    (state or mock.state).load_dataset(dataset)
     return {name: len(rows) for name, rows in sorted(dataset.tables.items())}
 
+
+ERROR_LOGGER = logging.getLogger("mockserver.errors")  # as the pipeline's unexpected errors
 
 Endpoint = Callable[["MockApp", Request, Any, Any], Any]
 
@@ -110,6 +115,10 @@ def _route(mock: MockApp, operation: Operation, func: Endpoint) -> Route:
                 result = await result
         except ApiError as error:
             return error_response(error)
+        except Exception as exc:  # a bug of ours: still answered {"error"}, and logged
+            ERROR_LOGGER.error("unexpected error answering %s %s", request.method,
+                               request.url.path, exc_info=exc)
+            return json_response(500, {"error": f"internal error: {type(exc).__name__}: {exc}"})
         return json_response(status, result)
 
     return Route(operation.path, endpoint, methods=[operation.method], name=operation_id)
@@ -187,14 +196,20 @@ def _set_rate_limits(mock: MockApp, request: Request, query: Any, body: Any) -> 
 
 
 def _load_fixtures(mock: MockApp, request: Request, query: Any, body: Any) -> dict[str, Any]:
-    paths = None if body.get("default") else body.get("paths") or [body["path"]]
+    if body.get("default"):
+        paths = None
+    elif body.get("paths") or body.get("path"):
+        paths = body.get("paths") or [body["path"]]
+    else:
+        raise BadRequest("body needs 'path', 'paths' or \"default\": true")
+    state = mock.state_for(request.scope)
     try:
-        loaded = load_fixtures(mock, paths)
+        loaded = load_fixtures(mock, paths, state)
     except FixtureError as exc:
         raise BadRequest(f"fixtures not loaded: {exc}") from None
     except OSError as exc:
         raise BadRequest(f"fixtures not loaded: {exc}") from None
-    return {"loaded": loaded, "tokens": len(mock.state.dataset.tokens)}
+    return {"loaded": loaded, "tokens": len(state.dataset.tokens)}
 
 
 # -- sessions and snapshots ----------------------------------------------------------------
