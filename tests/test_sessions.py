@@ -265,3 +265,34 @@ def test_loading_fixtures_without_a_path_is_a_400_naming_the_fields(api: TestCli
     response = api.post("/__mock__/fixtures", json={"default": False})
     assert response.status_code == 400
     assert "'path'" in response.json()["error"]
+
+
+def test_a_session_created_on_use_and_gone_before_the_retry_is_a_404(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from mockserver.engine.errors import Conflict
+    from mockserver.engine.sessions import Sessions
+
+    def lost_race(self: Sessions, name: str | None = None, **_: Any) -> Any:
+        raise Conflict(f"session {name!r} exists")  # created elsewhere, then deleted at once
+
+    mock = MockApp(Config(sessions_on_use=True))
+    monkeypatch.setattr(Sessions, "create", lost_race)
+    with TestClient(create_app(mock=mock), headers=auth()) as api:
+        response = api.get("/sessions/racy/v1/models")
+    assert response.status_code == 404
+    assert "'racy'" in response.json()["error"]
+
+
+def test_an_unexpected_error_in_a_control_route_answers_500_json(
+        monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    from mockserver.standalone import control
+
+    def boom(*_: Any) -> Any:
+        raise RuntimeError("planted")
+
+    monkeypatch.setitem(control.ENDPOINTS, "getClock", boom)
+    with TestClient(create_app(mock=MockApp(Config())), raise_server_exceptions=False) as api:
+        response = api.get("/__mock__/clock")
+    assert response.status_code == 500
+    assert response.json() == {"error": "internal error: RuntimeError: planted"}
+    assert any(r.name == "mockserver.errors" for r in caplog.records)
