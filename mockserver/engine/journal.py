@@ -202,9 +202,9 @@ class Journal:
         status: int | None = None,
         after: int | None = None,
     ) -> list[JournalEntry]:
-        """Entries oldest first, filtered by method, path prefix, status and sequence number."""
-        with self._lock:
-            found = [e for e, _ in self._entries]
+        """Entries oldest first, filtered by method, path prefix, status and sequence number
+        (over what `__iter__` yields, so a subclass that keeps entries elsewhere filters alike)."""
+        found = list(self)
         if method is not None:
             method = method.upper()
             found = [e for e in found if e.method == method]

@@ -793,12 +793,6 @@ class SharedRateLimiter(RateLimiter):
         if changes:
             self.shared.command("HSET", self._hash, *[x for kv in changes.items() for x in kv])
 
-    def set_workspace_limit(self, workspace_id: str, per_minute: int | None) -> None:
-        if per_minute is None:
-            self.per_workspace.pop(workspace_id, None)
-        else:
-            self.per_workspace[workspace_id] = per_minute
-
     def limit_for(self, kind: str, ident: str) -> int:
         if kind == "workspace":
             value = self._setting(f"ws:{ident}")
@@ -904,20 +898,6 @@ class SharedJournal(Journal):
 
     def __iter__(self) -> Iterator[JournalEntry]:
         return iter(self._all())
-
-    def entries(self, *, method: str | None = None, path: str | None = None,
-                status: int | None = None, after: int | None = None) -> list[JournalEntry]:
-        found = self._all()
-        if method is not None:
-            method = method.upper()
-            found = [e for e in found if e.method == method]
-        if path is not None:
-            found = [e for e in found if e.path.startswith(path)]
-        if status is not None:
-            found = [e for e in found if e.status == status]
-        if after is not None:
-            found = [e for e in found if e.seq > after]
-        return found
 
 
 # -- wiring ----------------------------------------------------------------------------------
