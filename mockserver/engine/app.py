@@ -43,6 +43,7 @@ from .errors import (
     MethodNotAllowed,
     NotFound,
     PayloadTooLarge,
+    StaleRead,
 )
 from .faults import DropResponse, Faults, fault_response
 from .handlers import load_handlers
@@ -313,22 +314,25 @@ class MockApp:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         state = self.state_for(scope)
-        if state.replicated:  # apply what other workers wrote (shared.py)
+        while True:
+            if state.replicated:
+                # A worker's copy of a shared state (shared.py): the request reads it as it
+                # is, and confirms in its one round trip to Redis (with the rate-limit hit)
+                # that no other worker appended since; when one did, the worker has caught
+                # up and the request runs again (StaleRead), nothing of it answered or kept.
+                scope["mock.view"] = state.view()  # type: ignore[attr-defined]
             try:
-                state.sync()  # type: ignore[attr-defined]
-            except ApiError as error:
-                body = error_body(error)
-                await send({"type": "http.response.start", "status": error.status_code,
-                            "headers": _json_headers(body)})
-                await send({"type": "http.response.body", "body": body})
-                return
-        # The one cheap check: journal, faults and the request log cost nothing while idle.
-        if state.journal.enabled or state.faults.rules or (
-            self.config.request_log and REQUEST_LOGGER.isEnabledFor(20)
-        ):
-            await self._observed(state, scope, receive, send)
-            return
-        status, body, headers = await self._answer(scope, receive, state)
+                # The one cheap check: journal, faults and the request log cost nothing while
+                # idle.
+                if state.journal.enabled or state.faults.rules or (
+                    self.config.request_log and REQUEST_LOGGER.isEnabledFor(20)
+                ):
+                    await self._observed(state, scope, receive, send)
+                    return
+                status, body, headers = await self._answer(scope, receive, state)
+            except StaleRead:
+                continue
+            break
         await send({"type": "http.response.start", "status": status, "headers": headers})
         await send({"type": "http.response.body", "body": body})
 
@@ -339,7 +343,7 @@ class MockApp:
         kept in the scope (`mock.error`) for embedders such as the pytest plugin."""
         try:
             return await self.respond(scope, receive, state)
-        except ClientDisconnect:
+        except (ClientDisconnect, StaleRead):
             raise
         except Exception as exc:
             ERROR_LOGGER.error("unexpected error answering %s %s", scope["method"],
@@ -370,13 +374,21 @@ class MockApp:
                                             scope.get("query_string", b""), principal)
                 hit = state.cached_response(cache_key)
                 if hit is not None:
-                    state.count_request(hit.limit_kind, hit.limit_ident)
+                    state.count_request(hit.limit_kind, hit.limit_ident, scope.get("mock.view"))
                     return hit.status, hit.body, hit.headers  # self-checked when first sent
             status, payload, pure = await self._run(state, scope, receive, operation, raw_path,
                                                     principal, prefer)
             body = orjson.dumps(payload)
             headers = _json_headers(body)
         except ApiError as error:
+            view = scope.get("mock.view")
+            if view is not None and error.status_code != 503:
+                # Refused on a shared state's copy (an unknown token, record or path): first
+                # confirm that copy was current (one round trip), else run again (StaleRead).
+                try:
+                    state.confirm(view)  # type: ignore[attr-defined]
+                except ApiError as unavailable:
+                    error = unavailable
             status, body = error.status_code, error_body(error)
             headers = _json_headers(body, error.headers)
             # Not answers of the operation: a refused preference, shared state unreachable.
@@ -394,12 +406,21 @@ class MockApp:
     async def _observed(self, state: MockState, scope: Scope, receive: Receive,
                         send: Send) -> None:
         """The pipeline plus injected faults, the journal and the request log."""
-        started = time.perf_counter()
+        started = scope.setdefault("mock.started", time.perf_counter())  # kept over a rerun
         method, path = scope["method"], scope["path"]
-        rule = state.take_fault(method, path) if state.faults.rules else None
+        rerun = "mock.fault" in scope
+        if rerun:  # fired (and waited for) on a first run of this request (shared state)
+            rule = scope["mock.fault"]
+        else:
+            rule = state.take_fault(method, path) if state.faults.rules else None
+            if rule is not None and state.replicated:
+                # Fired through the shared log, which this worker has applied up to it: a
+                # rerun (StaleRead) must not fire another, and reads from here on.
+                scope["mock.fault"] = rule
+                scope["mock.view"] = state.view()  # type: ignore[attr-defined]
         injected: Response | None = None
         if rule is not None:
-            if rule.delay_ms:
+            if rule.delay_ms and not rerun:
                 await anyio.sleep(rule.delay_ms / 1000)
             if rule.drop:
                 injected = DropResponse()
@@ -491,7 +512,7 @@ class MockApp:
             else:
                 kind, ident = "token", principal.token
             if not counted:  # once, however often a shared write runs again
-                state.count_request(kind, ident)
+                state.count_request(kind, ident, scope.get("mock.view"))
                 counted = True
             if prefer is not None:
                 self._apply_preference(operation, prefer)

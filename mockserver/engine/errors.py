@@ -25,6 +25,7 @@ __all__ = [
     "NotFound",
     "PayloadTooLarge",
     "ResponseContractViolation",
+    "StaleRead",
     "TooManyRequests",
     "Unauthorized",
 ]
@@ -77,6 +78,12 @@ class TooManyRequests(ApiError):
     def __init__(self, message: str, *, retry_after: int) -> None:
         super().__init__(message, headers={"Retry-After": str(retry_after)})
         self.retry_after = retry_after
+
+
+class StaleRead(Exception):
+    """Not an answer: the request read a worker's copy of a shared state (shared.py) that
+    another worker has changed since; the worker has caught up and the pipeline runs the
+    request again."""
 
 
 class ResponseContractViolation(AssertionError):

@@ -3,7 +3,14 @@
 Each worker keeps the in-memory store and indexes it has without Redis (reads stay local and
 fast). What is shared is the *order of changes*: every change of the mock's state is an entry
 of one Redis stream per namespace, `mock:{namespace}:log`, and every worker applies the entries
-it has not applied yet before it answers a request (one round trip when nothing is new).
+it has not applied yet before it answers a request.
+
+- A request costs one round trip to Redis when nothing is new: it reads the worker's copy as
+  it stands (`view`), and one Lua script (`_SYNC`) both checks that the log still ends where
+  that copy is and counts the request in its rate-limit window. When another worker appended
+  since, the script returns the new entries instead (nothing counted), the worker applies
+  them and the pipeline runs the request again (`StaleRead`). A request refused before it is
+  counted (an unknown token or record) confirms its view with the same script.
 
 - A request that writes runs its handler on the worker's caught-up store while the worker
   records what it changes (records upserted or deleted, the id counter, the timestamp floor,
@@ -17,7 +24,8 @@ it has not applied yet before it answers a request (one round trip when nothing 
   *base* entry: it replaces everything before it, so the log is trimmed there and a new
   worker does not replay history that a reset has discarded.
 - Rate-limit windows and limits, and the request journal, are Redis structures used in place
-  (Lua scripts keep each update atomic), not log entries.
+  (Lua scripts keep each update atomic), not log entries. A journal entry is sent before the
+  answer without waiting for Redis's reply (`SharedLog.post`; read on the next call).
 - Redis unreachable while serving: the request answers 503 `{"error": ...}` and whatever the
   worker changed locally is undone (never half-applied); the next request catches up again.
   Redis restarted without its data: the mock starts over from its fixtures on every worker.
@@ -44,7 +52,7 @@ import orjson
 
 from ..data.fixtures import Dataset
 from .clock import Clock, parse_timestamp
-from .errors import ApiError, TooManyRequests
+from .errors import ApiError, StaleRead, TooManyRequests
 from .faults import FaultRule, Faults
 from .journal import _MAX_BODY_SHOWN, MAX_JOURNAL_BYTES, Journal, JournalEntry
 from .ratelimit import WINDOW_SECONDS, RateLimiter
@@ -65,6 +73,9 @@ T = TypeVar("T")
 INSTALL_HINT = "shared state needs redis-py: pip install 'workspace-api-mock[redis]'"
 MAX_ATTEMPTS = 64  # optimistic retries of one write before answering 503
 CATCH_UP_BATCH = 1000
+# What Redis reads from a client's socket at once (PROTO_IOBUF_LEN): a posted command up to
+# this size is read and run in one go (SharedLog.post).
+POST_MAX = 16 * 1024
 
 
 class SharedStateError(RuntimeError):
@@ -99,16 +110,49 @@ def connect(url: str) -> redis_module.Redis:
 
 # -- Lua: each one runs atomically in Redis ---------------------------------------------------
 
-# KEYS: log, last, epoch. ARGV: applied id, batch, a new epoch (used when none), known epoch.
-# Returns {epoch, last id} when nothing is new, else {epoch, last id, entries}.
-_CATCH_UP = """
+# A rate-limit hit on the limits and windows hashes: nil, or {limit, window start} when the
+# window is full (then nothing is counted). Windows are fixed minutes on the mock clock.
+_HIT_FUNCTION = """
+local function hit(limits, windows, kind, ident, now)
+  local set = redis.call('HMGET', limits, 'enabled', 'ws:' .. ident, 'default')
+  if set[1] == '0' then return nil end
+  local limit = false
+  if kind == 'workspace' then limit = set[2] end
+  limit = tonumber(limit or set[3] or '0')
+  if limit <= 0 then return nil end
+  local field = kind .. ':' .. ident
+  local start, count = now, 0
+  local window = redis.call('HGET', windows, field)
+  if window then
+    local s, c = string.match(window, '(%-?%d+) (%d+)')
+    start, count = tonumber(s), tonumber(c)
+    if now - start >= """ + str(WINDOW_SECONDS * 1000) + """ then start, count = now, 0 end
+  end
+  if count >= limit then return {limit, start} end
+  redis.call('HSET', windows, field, start .. ' ' .. (count + 1))
+  return nil
+end
+"""
+
+# The one round trip of a request (and the catch-up). KEYS: log, last, epoch, limits, windows.
+# ARGV: applied id, known epoch, batch, a new epoch (used when none), then optionally kind,
+# ident, now (ms) of a request to count. Returns {epoch, last id, entries} when the log has
+# entries the worker has not applied (nothing counted), else {epoch, last id} (counted), or
+# {epoch, last id, limit, window start} (over the limit).
+_SYNC = _HIT_FUNCTION + """
 local epoch = redis.call('GET', KEYS[3])
-if not epoch then redis.call('SET', KEYS[3], ARGV[3]); epoch = ARGV[3] end
+if not epoch then redis.call('SET', KEYS[3], ARGV[4]); epoch = ARGV[4] end
 local last = redis.call('GET', KEYS[2]) or '0-0'
-if epoch == ARGV[4] and last == ARGV[1] then return {epoch, last} end
-local start = '(' .. ARGV[1]
-if epoch ~= ARGV[4] then start = '-' end
-return {epoch, last, redis.call('XRANGE', KEYS[1], start, '+', 'COUNT', ARGV[2])}
+if epoch ~= ARGV[2] or last ~= ARGV[1] then
+  local start = '(' .. ARGV[1]
+  if epoch ~= ARGV[2] then start = '-' end
+  return {epoch, last, redis.call('XRANGE', KEYS[1], start, '+', 'COUNT', ARGV[3])}
+end
+if ARGV[5] then
+  local over = hit(KEYS[4], KEYS[5], ARGV[5], ARGV[6], tonumber(ARGV[7]))
+  if over then return {epoch, last, over[1], over[2]} end
+end
+return {epoch, last}
 """
 
 # KEYS: log, last, epoch, journal, windows, limits.
@@ -135,25 +179,11 @@ end
 return {1, id}
 """
 
+# A hit without the catch-up check (a request counted outside the pipeline).
 # KEYS: limits, windows. ARGV: kind, ident, now (ms). Returns {0} or {1, limit, window start}.
-_HIT = """
-if redis.call('HGET', KEYS[1], 'enabled') == '0' then return {0} end
-local limit = false
-if ARGV[1] == 'workspace' then limit = redis.call('HGET', KEYS[1], 'ws:' .. ARGV[2]) end
-if not limit then limit = redis.call('HGET', KEYS[1], 'default') end
-limit = tonumber(limit or '0')
-if limit <= 0 then return {0} end
-local field = ARGV[1] .. ':' .. ARGV[2]
-local now = tonumber(ARGV[3])
-local start, count = now, 0
-local window = redis.call('HGET', KEYS[2], field)
-if window then
-  local s, c = string.match(window, '(%-?%d+) (%d+)')
-  start, count = tonumber(s), tonumber(c)
-  if now - start >= """ + str(WINDOW_SECONDS * 1000) + """ then start, count = now, 0 end
-end
-if count >= limit then return {1, limit, start} end
-redis.call('HSET', KEYS[2], field, start .. ' ' .. (count + 1))
+_HIT = _HIT_FUNCTION + """
+local over = hit(KEYS[1], KEYS[2], ARGV[1], ARGV[2], tonumber(ARGV[3]))
+if over then return {1, over[1], over[2]} end
 return {0}
 """
 
@@ -184,7 +214,29 @@ return redis.call('HGETALL', KEYS[1])
 """
 
 
-# -- a transaction: what a worker changed locally and how to undo it --------------------------
+# -- what a request read, and a transaction: what a worker changed locally and how to undo it --
+
+class View:
+    """Where a worker was in the log when a request started reading its local copy; the
+    request's one round trip confirms the log still ends there (SharedLog.confirm)."""
+
+    __slots__ = ("confirmed", "epoch", "last_id")
+
+    def __init__(self, epoch: str, last_id: str) -> None:
+        self.epoch = epoch
+        self.last_id = last_id
+        self.confirmed = False
+
+
+def _too_many(kind: str, limit: int, start_ms: int, now_ms: int) -> TooManyRequests:
+    """The 429 of a full window, as RateLimiter.hit words it."""
+    retry_after = max(1, math.ceil((start_ms + WINDOW_SECONDS * 1000 - now_ms) / 1000))
+    return TooManyRequests(
+        f"Rate limit exceeded: {limit} requests per minute per {kind}; "
+        f"retry after {retry_after} seconds",
+        retry_after=retry_after,
+    )
+
 
 class _Tx:
     __slots__ = ("counter", "files", "last_ms", "undo", "writes")
@@ -209,6 +261,8 @@ class SharedLog:
     def __init__(self, state: SharedMockState, url: str, namespace: str) -> None:
         redis = _redis()
         self.redis_errors: tuple[type[BaseException], ...] = (redis.RedisError, OSError)
+        self._response_error: type[BaseException] = redis.ResponseError
+        self._no_script: type[BaseException] = redis.exceptions.NoScriptError
         self.url = url
         self.namespace = namespace
         self.client = connect(url)
@@ -218,15 +272,22 @@ class SharedLog:
         self.keys = {name: prefix + name for name in
                      ("log", "last", "epoch", "journal", "jseq", "jdrop", "windows", "limits",
                       "meta")}
-        self._catch_up = self.client.register_script(_CATCH_UP)
+        self._sync = self.client.register_script(_SYNC)
         self._append = self.client.register_script(_APPEND)
         self._hit = self.client.register_script(_HIT)
         self._record = self.client.register_script(_RECORD)
         self._clear = self.client.register_script(_CLEAR)
         self._meta = self.client.register_script(_META)
+        self._scripts = (self._sync, self._append, self._hit, self._record, self._clear)
+        self._sync_keys = [self.keys[k] for k in ("log", "last", "epoch", "limits", "windows")]
         self.last_id = "0-0"  # the last entry this worker applied
         self.epoch = ""  # which incarnation of the namespace that id belongs to
         self.lock = state.store.lock
+        # The worker's own connection, used under the lock for everything but the start: one
+        # buffer written and one reply read per call (the pool's checkout and per-argument
+        # writes cost more than Redis's work), and an order for what `post` sends unanswered.
+        self._conn: Any = None
+        self._posted: list[tuple[Any, list[str], list[Any]]] = []  # sent, reply not yet read
 
     # -- Redis calls, with their failures turned into 503 ----------------------------------------
 
@@ -234,16 +295,94 @@ class SharedLog:
         return StateUnavailable(f"shared state unavailable: Redis at {self.url}: {exc}")
 
     def call(self, script: Any, keys: list[str], args: list[Any]) -> Any:
-        try:
-            return script(keys=keys, args=args)
-        except self.redis_errors as exc:
-            raise self.unavailable(exc) from None
+        """Run a Lua script and return its reply."""
+        with self.lock:
+            try:
+                self._read_posted()
+                self._send("EVALSHA", script.sha, len(keys), *keys, *args)
+                try:
+                    return self._conn.read_response()
+                except self._no_script:  # Redis lost its script cache (a restart, a flush)
+                    self._load_scripts()
+                    self._send("EVALSHA", script.sha, len(keys), *keys, *args)
+                    return self._conn.read_response()
+            except self._response_error as exc:  # answered: the connection is in step
+                raise self.unavailable(exc) from None
+            except self.redis_errors as exc:
+                self._lost()
+                raise self.unavailable(exc) from None
 
     def command(self, name: str, *args: Any) -> Any:
-        try:
-            return self.client.execute_command(name, *args)
-        except self.redis_errors as exc:
-            raise self.unavailable(exc) from None
+        """Run one command (after the replies of what was posted: in order with it)."""
+        with self.lock:
+            try:
+                self._read_posted()
+                self._send(name, *args)
+                return self._conn.read_response()
+            except self._response_error as exc:
+                raise self.unavailable(exc) from None
+            except self.redis_errors as exc:
+                self._lost()
+                raise self.unavailable(exc) from None
+
+    def post(self, script: Any, keys: list[str], args: list[Any]) -> None:
+        """Send a Lua script without waiting for its reply, which the next call reads.
+
+        Redis has the whole command before this returns, with nothing unanswered before it
+        on this connection, and runs each connection's commands in order; so what a later
+        call of any worker reads includes it (DECISIONS R11). A command longer than what
+        Redis reads from a client at once (`POST_MAX`) is waited for, so that it is never
+        run after a command sent later on another connection.
+        """
+        with self.lock:
+            try:
+                self._read_posted()
+                size = self._send("EVALSHA", script.sha, len(keys), *keys, *args)
+                self._posted.append((script, keys, args))
+                if size > POST_MAX:
+                    self._read_posted()
+            except self.redis_errors as exc:
+                self._lost()
+                raise self.unavailable(exc) from None
+
+    def _send(self, *args: Any) -> int:
+        conn = self._conn
+        if conn is None:
+            conn = self._conn = self.client.connection_pool.make_connection()
+        packed = b"".join(conn.pack_command(*args))
+        conn.send_packed_command([packed], check_health=False)
+        return len(packed)
+
+    def _read_posted(self) -> None:
+        """Read the replies of what `post` sent; a script Redis no longer knew runs again."""
+        again = []
+        while self._posted:
+            posted = self._posted.pop(0)
+            try:
+                self._conn.read_response()
+            except self._no_script:
+                again.append(posted)
+            except self._response_error as exc:  # pragma: no cover - a bug of a script
+                log.warning("shared state: a posted script failed: %s", exc)
+        if again:
+            self._load_scripts()
+            for script, keys, args in again:
+                self._send("EVALSHA", script.sha, len(keys), *keys, *args)
+                self._conn.read_response()
+
+    def _load_scripts(self) -> None:
+        for script in self._scripts:
+            self._send("SCRIPT", "LOAD", script.script)
+            self._conn.read_response()
+
+    def _lost(self) -> None:
+        """The connection broke: what was posted and not confirmed may be lost."""
+        if self._posted:
+            log.warning("request journal: %d entries may be lost with the connection to "
+                        "Redis at %s", len(self._posted), self.url)
+            self._posted.clear()
+        if self._conn is not None:
+            self._conn.disconnect()
 
     def start(self, settings: dict[str, str], limits: dict[str, Any]) -> None:
         """Join the namespace: check it was started with these settings (or is new), set its
@@ -254,6 +393,10 @@ class SharedLog:
             self.client.eval("if redis.call('EXISTS', KEYS[1]) == 0 then "
                              "redis.call('HSET', KEYS[1], unpack(ARGV)) end return 1",
                              1, self.keys["limits"], *[x for kv in limits.items() for x in kv])
+            with self.lock:
+                self._send("PING")
+                self._conn.read_response()
+                self._load_scripts()
             self.catch_up()
         except (StateUnavailable, *self.redis_errors) as exc:  # type: ignore[misc]
             raise SharedStateError(f"cannot reach Redis at {self.url}: {exc}") from None
@@ -265,7 +408,7 @@ class SharedLog:
                     f"{name} {stored[name]}, not {value}: start this one with the same settings "
                     f"or another namespace")
 
-    # -- catching up ---------------------------------------------------------------------------
+    # -- catching up, and a request's one round trip ----------------------------------------------
 
     def catch_up(self, wanted: str | None = None) -> Any:
         """Apply the entries this worker has not applied yet; returns what applying entry
@@ -273,29 +416,72 @@ class SharedLog:
         result = None
         with self.lock:
             while True:
-                reply = self.call(self._catch_up, [self.keys["log"], self.keys["last"],
-                                                   self.keys["epoch"]],
-                                  [self.last_id, CATCH_UP_BATCH, secrets.token_hex(8),
-                                   self.epoch])
-                epoch = reply[0].decode()
-                if epoch != self.epoch:
-                    if self.epoch:
-                        log.warning("Redis at %s lost namespace %r: the mock starts over from "
-                                    "its fixtures", self.url, self.namespace)
-                        self.last_id = "0-0"
-                        self.state.rebase()
-                    self.epoch = epoch
-                if len(reply) == 2:
+                reply = self.call(self._sync, self._sync_keys,
+                                  [self.last_id, self.epoch, CATCH_UP_BATCH,
+                                   secrets.token_hex(8)])
+                done, value = self._absorb(reply, wanted)
+                if value is not None:
+                    result = value
+                if done:
                     return result
-                entries = reply[2]
-                for raw_id, raw_fields in entries:
-                    entry_id = raw_id.decode()
-                    value = self.state.apply(raw_fields)
-                    self.last_id = entry_id
-                    if entry_id == wanted:
-                        result = value
-                if len(entries) < CATCH_UP_BATCH:
-                    return result
+
+    def _absorb(self, reply: list[Any], wanted: str | None = None) -> tuple[bool, Any]:
+        """Apply the entries of a `_SYNC` reply: (whether the worker is at the end of the
+        log, what applying entry `wanted` returned)."""
+        epoch = reply[0].decode()
+        if epoch != self.epoch:
+            if self.epoch:
+                log.warning("Redis at %s lost namespace %r: the mock starts over from "
+                            "its fixtures", self.url, self.namespace)
+                self.last_id = "0-0"
+                self.state.rebase()
+            self.epoch = epoch
+        if len(reply) != 3:
+            return True, None
+        result = None
+        entries = reply[2]
+        for raw_id, raw_fields in entries:
+            entry_id = raw_id.decode()
+            value = self.state.apply(raw_fields)
+            self.last_id = entry_id
+            if entry_id == wanted:
+                result = value
+        return len(entries) < CATCH_UP_BATCH, result
+
+    def view(self) -> View:
+        """Where this worker is in the log: what a request starting now reads."""
+        return View(self.epoch, self.last_id)
+
+    def confirm(self, view: View, count: tuple[str, str] | None = None) -> None:
+        """Check that the log still ends where `view` is, so that what the request read of
+        the local copy is the shared mock's present, and count it (`count`: kind, ident) in
+        the same round trip. When another worker appended since, apply its entries (nothing
+        counted) and raise StaleRead: the pipeline runs the request again."""
+        if view.confirmed and count is None:
+            return
+        with self.lock:
+            if view.last_id != self.last_id or view.epoch != self.epoch:
+                raise StaleRead  # this worker applied entries since the request read
+            args: list[Any] = [self.last_id, self.epoch, CATCH_UP_BATCH, secrets.token_hex(8)]
+            if count is not None:
+                now_ms = self.state.clock.now_ms()
+                args += [count[0], count[1], now_ms]
+            reply = self.call(self._sync, self._sync_keys, args)
+            if len(reply) == 3:
+                store = self.state.store
+                tx = store._tx
+                if tx is not None and tx.dirty(store):  # pragma: no cover - a pipeline bug
+                    raise RuntimeError("a request counted after it wrote")
+                done, _ = self._absorb(reply)
+                if not done:
+                    self.catch_up()
+                if tx is not None:  # opened around the handler: undoing it keeps the entries
+                    tx.counter, tx.last_ms = store._counter, store._last_ms
+                raise StaleRead
+            view.confirmed = True
+            if len(reply) == 4:
+                assert count is not None
+                raise _too_many(count[0], int(reply[2]), int(reply[3]), now_ms)
 
     # -- writing -------------------------------------------------------------------------------
 
@@ -385,6 +571,11 @@ class SharedLog:
             return self.catch_up(entry_id)
 
     def close(self) -> None:
+        with self.lock:
+            with contextlib.suppress(*self.redis_errors):
+                self._read_posted()
+            if self._conn is not None:
+                self._conn.disconnect()
         self.client.close()
 
 
@@ -433,6 +624,22 @@ class SharedMockState(MockState):
     def sync(self) -> None:
         """Apply what other workers wrote (one round trip when nothing is new)."""
         self.log.catch_up()
+
+    def view(self) -> View:
+        """What a request starting now reads (the pipeline confirms it; see `confirm`)."""
+        return self.log.view()
+
+    def confirm(self, view: View) -> None:
+        """One round trip: the request read the shared mock's present (else StaleRead, after
+        catching up: the pipeline runs it again)."""
+        self.log.confirm(view)
+
+    def count_request(self, kind: str, ident: str, view: Any = None) -> None:
+        """Confirm `view` and count the request, in one round trip (429 past the limit)."""
+        if view is None:  # counted outside the pipeline: no read to confirm
+            self.limiter.hit(kind, ident)
+        else:
+            self.log.confirm(view, (kind, ident))
 
     def transaction(self, fn: Callable[[], T], *, fresh: bool = True) -> T:
         return self.log.transaction(fn, fresh=fresh)
@@ -733,8 +940,9 @@ class _Limits(MutableMapping[str, int]):
         self.shared = shared
 
     def _all(self) -> dict[str, int]:
-        raw = self.shared.command("HGETALL", self.shared.keys["limits"])  # a dict
-        return {k.decode()[3:]: int(v) for k, v in raw.items() if k.startswith(b"ws:")}
+        raw = self.shared.command("HGETALL", self.shared.keys["limits"])  # field, value, ...
+        return {k.decode()[3:]: int(v) for k, v in zip(raw[::2], raw[1::2], strict=True)
+                if k.startswith(b"ws:")}
 
     def __getitem__(self, key: str) -> int:
         value = self.shared.command("HGET", self.shared.keys["limits"], f"ws:{key}")
@@ -808,13 +1016,7 @@ class SharedRateLimiter(RateLimiter):
         reply = self.shared.call(self.shared._hit, [self._hash, self.shared.keys["windows"]],
                                  [kind, ident, now_ms])
         if reply[0]:
-            limit, start = int(reply[1]), int(reply[2])
-            retry_after = max(1, math.ceil((start + WINDOW_SECONDS * 1000 - now_ms) / 1000))
-            raise TooManyRequests(
-                f"Rate limit exceeded: {limit} requests per minute per {kind}; "
-                f"retry after {retry_after} seconds",
-                retry_after=retry_after,
-            )
+            raise _too_many(kind, int(reply[1]), int(reply[2]), now_ms)
 
 
 def _text(raw: bytes | None) -> str | None:
@@ -852,15 +1054,14 @@ class SharedJournal(Journal):
             "i": list(fields.get("ignored_params", ())), "x": list(fields.get("truncated", ())),
             "bs": fields.get("body_size", 0), "rs": fields.get("response_size", 0),
         })
-        try:
-            seq = self.shared.call(self.shared._record,
-                                   [self.shared.keys["journal"], self.shared.keys["jseq"],
-                                    self.shared.keys["jdrop"]],
-                                   [data, self.maxlen])
+        try:  # sent before the answer, its reply read later (SharedLog.post)
+            self.shared.post(self.shared._record,
+                             [self.shared.keys["journal"], self.shared.keys["jseq"],
+                              self.shared.keys["jdrop"]],
+                             [data, self.maxlen])
         except StateUnavailable as exc:  # the answer is sent all the same; the entry is lost
             log.warning("request journal: %s", exc.message)
-            seq = 0
-        return JournalEntry(seq=int(seq), **fields)
+        return JournalEntry(seq=0, **fields)  # numbered by Redis: read the journal for it
 
     def clear(self) -> int:
         return int(self.shared.call(self.shared._clear, [self.shared.keys["journal"]], []))

@@ -98,7 +98,8 @@ class MockState:
     """
 
     # A worker's copy of a state shared through Redis (shared.py's SharedMockState): the
-    # pipeline calls its sync() before a request and runs handlers in its transaction().
+    # pipeline takes its view() as a request starts, confirms it (count_request, confirm)
+    # and runs handlers in its transaction().
     replicated = False
 
     def __init__(
@@ -223,8 +224,10 @@ class MockState:
         if reset_windows:
             self.limiter.reset()
 
-    def count_request(self, kind: str, ident: str) -> None:
-        """Charge one request to a rate-limit window (429 past the limit)."""
+    def count_request(self, kind: str, ident: str, view: Any = None) -> None:
+        """Charge one request to a rate-limit window (429 past the limit). `view` is what
+        the request read of a shared state (shared.py), confirmed in the same step; unused
+        here."""
         self.limiter.hit(kind, ident)
 
     # -- clock ------------------------------------------------------------------------------

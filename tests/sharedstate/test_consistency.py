@@ -34,6 +34,11 @@ def test_a_write_on_one_worker_is_read_on_the_next_including_deletes_and_side_ef
         workers: Workers) -> None:
     a, b = workers.add(), workers.add()
     created = create_node(a)
+    # A read counted in the rate limit (a list), and one refused on a stale copy (404 on the
+    # record B has not applied yet): each confirms what it read in its round trip.
+    listed = b.get(NODES + "&limit=100").json()["data"]
+    assert created["id"] in [n["id"] for n in listed]
+    created = create_node(a)
     assert node(b, created["id"]).json()["data"] == created
     # A move changes other records (the moved folder's descendants): B sees them too.
     src = create_node(a, "src", is_directory=True)
