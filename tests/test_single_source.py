@@ -2,14 +2,19 @@
 
 Mechanical checks:
 
-- the list declarations (handlers/declared.py) agree with the document: their operations are
-  paginated GETs, their filters are documented query parameters, and where the document
-  states an order (`x-order`) or a filter (`x-filter`) the declaration says the same;
+- lists take their order and filters from the document (`x-order`, `x-filter`), not from a
+  copy in Python: the list declarations (handlers/declared.py) name only a table and a
+  partition, every list the mock sorts by a document order states one, and the scan below finds
+  no literal sort fields, direction or filter parameter in a handler of such a list; a
+  document with another `x-order` or `x-filter` makes the mock answer in that order, with that
+  filter (the planted break);
 - no handler module restates the document (an `ast` scan of mockserver/engine/handlers/): no string
   naming the operation's own response schema (it is `Operation.data_schema`), no `.get(name,
   default)` of a request field or query parameter that has a document default (the validator
   fills it), and no literal collection of three or more property names of a request body
-  schema (a field list such as the former `_PATCHABLE`);
+  schema (a field list such as the former `_PATCHABLE`); in the handler of a list the
+  document orders or filters, no literal `order=`/`descending=` passed to `ctx.page`, no
+  `ctx.query` read of an `x-filter` parameter, and no dict literal of a `by-sort` mapping;
 - the control API serves exactly the operations of spec/control-openapi.yaml, at their paths
   and methods (its success statuses are taken from there too).
 """
@@ -17,6 +22,9 @@ Mechanical checks:
 from __future__ import annotations
 
 import ast
+import copy
+import dataclasses
+import json
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +32,7 @@ import pytest
 
 from mockserver.data.tables import TABLES
 from mockserver.engine.handlers import load_handlers
-from mockserver.engine.handlers.declared import LISTS
+from mockserver.engine.handlers.declared import LISTS, Listing
 from mockserver.openapi.spec import Operation, Spec, load_spec
 
 HANDLERS_DIR = Path(__file__).resolve().parent.parent / "mockserver" / "engine" / "handlers"
@@ -46,29 +54,31 @@ def test_declared_lists_agree_with_the_document(spec: Spec, operation_id: str) -
     assert op.method == "GET" and op.paginated
     assert listing.table in TABLES
     assert op.data_schema in TABLES[listing.table].schemas
-    query = _query(op)
-    raw_params = {p.get("name"): p for p in op.raw.get("parameters", [])}
-    for name in listing.filters:
-        assert name in query, f"{operation_id}: filter {name!r} is no query parameter"
-        declared = raw_params.get(name, {}).get("x-filter")
-        if declared is not None:
-            assert declared.get("field") == name and not declared.get("values"), declared
-    # Every filter the document states for the operation is applied.
-    stated = {name for name, p in raw_params.items() if p.get("x-filter")}
-    assert stated <= set(listing.filters), f"{operation_id}: filters {stated} not all declared"
-    if listing.direction is None:
-        assert "order" in query, f"{operation_id} follows `order` but documents none"
-        direction = query["order"].default
-    else:
-        assert "order" not in query, f"{operation_id} documents `order` but ignores it"
-        direction = listing.direction
-    order = op.raw.get("x-order")
-    if order is not None:  # the document's ordering facts, where it states them
-        by = order.get("by")
-        assert tuple([by] if isinstance(by, str) else by) == listing.by, order
-        assert order.get("direction") == direction, order
+    # The order is the document's: a declared list states one, over one fixed field list.
+    assert op.order is not None and op.order.fields(), f"{operation_id} states no x-order"
     if listing.of == "resource":
         assert op.resource_table is not None, f"{operation_id} addresses no resource"
+
+
+def test_declarations_carry_no_order_or_filter() -> None:
+    """What a list is sorted and filtered by is said once, in the document."""
+    assert {f.name for f in dataclasses.fields(Listing)} == {"table", "partition", "of"}
+
+
+@pytest.mark.parametrize("operation_id", sorted(
+    op.operation_id for op in load_spec().operations if op.order is not None))
+def test_a_stated_order_is_consistent(spec: Spec, operation_id: str) -> None:
+    """The `order` parameter's default is the stated direction; `by-sort` names every
+    `sort_by` value (what `ctx.ordering()` reads for a request)."""
+    op = spec.by_id[operation_id]
+    assert op.order is not None
+    query = _query(op)
+    if "order" in query:
+        assert query["order"].default == op.order.direction, operation_id
+    if op.order.by_sort:
+        assert set(op.order.by_sort) == set(query["sort_by"].schema["enum"]), operation_id
+    for facts in op.filters:
+        assert facts.param in query, f"{operation_id}: x-filter on {facts.param}, no such query"
 
 
 def test_every_operation_has_a_handler_and_reads_come_from_the_document(spec: Spec) -> None:
@@ -140,9 +150,13 @@ def restatements(source: str, spec: Spec) -> list[str]:
     found: list[str] = []
     body_names = _body_properties(spec)
     defaulted = _defaulted_names(spec)
+    sort_maps = {op.operation_id: op.order.by_sort for op in spec.operations
+                 if op.order is not None and op.order.by_sort}
     for function in ast.walk(tree):
         ids = _operation_ids(function)
-        sent = {spec.by_id[i].data_schema for i in ids if i in spec.by_id} - {None}
+        ops = [spec.by_id[i] for i in ids if i in spec.by_id]
+        found += _restated_list_facts(function, ops)
+        sent = {op.data_schema for op in ops} - {None}
         if not sent:
             continue
         for node in ast.walk(function):
@@ -162,12 +176,44 @@ def restatements(source: str, spec: Spec) -> list[str]:
                 found.append(f"line {node.lineno}: field list {strings}")
         if isinstance(node, ast.Dict):
             keys = [k.value for k in node.keys if isinstance(k, ast.Constant)]
+            values = [v.value for v in node.values if isinstance(v, ast.Constant)]
+            if len(keys) == len(values) == len(node.keys) >= 2 and any(
+                    set(dict(zip(keys, values, strict=True)).items())
+                    <= {(k, v[0]) for k, v in sort_maps[op_id].items() if v}
+                    for op_id in sort_maps):
+                found.append(f"line {node.lineno}: sort_by map {keys} (the document's by-sort)")
             constants = all(isinstance(v, ast.Constant | ast.List | ast.Dict) and not
                             (isinstance(v, ast.List | ast.Dict) and (getattr(v, "elts", None)
                                                                      or getattr(v, "keys", None)))
                             for v in node.values)
             if len(keys) == len(node.keys) >= 3 and constants and set(keys) <= body_names:
                 found.append(f"line {node.lineno}: defaults of {keys}")
+    return found
+
+
+def _restated_list_facts(function: ast.AST, ops: list[Operation]) -> list[str]:
+    """In a handler of lists the document orders or filters: a literal sort order or direction
+    passed to `ctx.page`, or a read of a filter parameter (the document's `x-filter`)."""
+    ordered = any(op.order is not None for op in ops)
+    filters = {f.param for op in ops for f in op.filters}
+    found: list[str] = []
+    for node in ast.walk(function):
+        if ordered and isinstance(node, ast.Call) and ast.unparse(node.func) == "ctx.page":
+            for keyword in node.keywords:
+                if keyword.arg in ("order", "descending") and (
+                        isinstance(keyword.value, ast.Constant | ast.Tuple | ast.List)
+                        or "ctx.query" in ast.unparse(keyword.value)):
+                    found.append(f"line {node.lineno}: {keyword.arg}= "
+                                 f"{ast.unparse(keyword.value)} (the document's x-order)")
+        if isinstance(node, ast.Call) and ast.unparse(node.func) == "ctx.query.get" \
+                and node.args and isinstance(node.args[0], ast.Constant) \
+                and node.args[0].value in filters:
+            found.append(f"line {node.lineno}: filter {node.args[0].value!r} read by hand "
+                         "(the document's x-filter)")
+        if isinstance(node, ast.Subscript) and ast.unparse(node.value) == "ctx.query" \
+                and isinstance(node.slice, ast.Constant) and node.slice.value in filters:
+            found.append(f"line {node.lineno}: filter {node.slice.value!r} read by hand "
+                         "(the document's x-filter)")
     return found
 
 
@@ -182,6 +228,14 @@ def test_no_handler_restates_the_document(spec: Spec, module: str) -> None:
     ('def f(body):\n    return body.get("enabled", True)\n', "documented default"),
     ('@operation("getSkill")\ndef f(ctx):\n    return data(ctx, ctx.resource, "Skill")\n',
      "schema name 'Skill'"),
+    ('@operation("listAgents")\ndef f(ctx):\n    return ctx.page("agents", partition={}, '
+     'order=("created_at",), descending=True)\n', "the document's x-order"),
+    ('@operation("listConversations")\ndef f(ctx):\n    return ctx.page("conversations", '
+     'partition={}, order=(ctx.query["sort_by"],), descending=False)\n',
+     "the document's x-order"),
+    ('@operation("listTickets")\ndef f(ctx):\n    wanted = ctx.query.get("waiting_on")\n',
+     "filter 'waiting_on' read by hand"),
+    ('_SORT = {"arrival": "arrival_date", "departure": "departure_date"}\n', "sort_by map"),
 ])
 def test_the_scan_finds_what_it_looks_for(spec: Spec, planted: str, finding: str) -> None:
     assert any(finding in line for line in restatements(planted, spec))
@@ -198,3 +252,53 @@ def test_the_control_api_routes_from_its_own_document() -> None:
     documented = {(op.operation_id, op.path, frozenset({op.method}))
                   for op in control_spec().operations}
     assert served == documented
+
+
+# -- the planted break: another document, another order and filter ------------------------
+
+
+def _mock_with(tmp_path: Path, change: Any) -> Any:
+    """A client of a mock over a copy of the document that `change` edited in place."""
+    from starlette.testclient import TestClient
+
+    from mockserver.engine.app import Config, MockApp
+    from mockserver.standalone.server import create_app
+
+    document = copy.deepcopy(load_spec().document)
+    change(document)
+    tmp_path.mkdir()
+    path = tmp_path / "openapi.yaml"
+    path.write_text(json.dumps(document))  # JSON is YAML
+    mock = MockApp(Config(spec_path=str(path), self_check=True, rate_limit=0))
+    return TestClient(create_app(mock=mock), headers={"Authorization": "Bearer mock-write-token"})
+
+
+def _items(client: Any, path: str, **query: Any) -> list[dict[str, Any]]:
+    response = client.get(path, params={"workspace_id": "ws_harborview", "limit": 100, **query})
+    assert response.status_code == 200, response.text
+    return list(response.json()["data"])
+
+
+def test_another_x_order_in_the_document_changes_the_mocks_order(tmp_path: Path) -> None:
+    def by_name(document: dict[str, Any]) -> None:
+        document["paths"]["/v1/skills"]["get"]["x-order"].update(by="name", direction="asc")
+
+    stated = _items(_mock_with(tmp_path / "a", lambda d: None), "/v1/skills")
+    changed = _items(_mock_with(tmp_path / "b", by_name), "/v1/skills")
+    assert len(stated) >= 2
+    assert [s["created_at"] for s in stated] == sorted((s["created_at"] for s in stated),
+                                                       reverse=True)
+    assert [s["name"] for s in changed] == sorted(s["name"] for s in stated)
+    assert [s["id"] for s in changed] != [s["id"] for s in stated]
+
+
+def test_another_x_filter_in_the_document_changes_the_mocks_filter(tmp_path: Path) -> None:
+    def open_is_resolved(document: dict[str, Any]) -> None:
+        for param in document["paths"]["/v1/tickets"]["get"]["parameters"]:
+            if param.get("name") == "status":
+                param["x-filter"]["values"] = {"open": ["resolved"]}
+
+    stated = _items(_mock_with(tmp_path / "a", lambda d: None), "/v1/tickets", status="open")
+    changed = _items(_mock_with(tmp_path / "b", open_is_resolved), "/v1/tickets", status="open")
+    assert stated and {t["status"] for t in stated} <= {"new", "pending"}
+    assert changed and {t["status"] for t in changed} == {"resolved"}

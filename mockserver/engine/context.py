@@ -153,6 +153,16 @@ class Context:
             envelope.update(extra)
         return envelope
 
+    def ordering(self) -> tuple[tuple[str, ...], bool]:
+        """The list's sort fields and direction, from the document's `x-order`: the fields
+        for the request's `sort_by` (`by-sort`) or the fixed `by`, and the request's `order`
+        where the operation documents one (its default filled in), else the stated direction."""
+        order = self.operation.order
+        assert order is not None, f"{self.operation.operation_id} states no x-order"
+        fields = order.fields(self.query.get("sort_by"))
+        assert fields, f"{self.operation.operation_id}: no x-order field for this sort_by"
+        return fields, (self.query.get("order") or order.direction) == "desc"
+
     @property
     def descending(self) -> bool:
         """The request's `order` (its default comes from the document)."""

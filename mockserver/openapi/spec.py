@@ -17,7 +17,7 @@ import orjson
 
 from .yamlload import load_yaml
 
-__all__ = ["Operation", "Parameter", "Spec", "data_dir", "load_spec"]
+__all__ = ["Filter", "Operation", "Order", "Parameter", "Spec", "data_dir", "load_spec"]
 
 HTTP_METHODS = ("get", "put", "post", "delete", "patch", "head", "options", "trace")
 
@@ -43,6 +43,53 @@ class Parameter:
         return self.schema.get("default")
 
 
+@dataclass(frozen=True)
+class Order:
+    """A list's `x-order`: the record fields it is sorted over (`by`, or per `sort_by` value
+    `by_sort`, where None means a field the items do not carry) and its default direction."""
+
+    by: tuple[str, ...]
+    by_sort: dict[str, tuple[str, ...] | None]
+    direction: str  # asc | desc
+    provenance: str | None
+
+    @classmethod
+    def parse(cls, raw: Any) -> Order | None:
+        if not isinstance(raw, dict):
+            return None
+        by_sort = {str(value): _fields(by) if by is not None else None
+                   for value, by in (raw.get("by-sort") or {}).items()}
+        return cls(_fields(raw.get("by")), by_sort, str(raw.get("direction", "asc")),
+                   raw.get("x-provenance"))
+
+    def fields(self, sort_by: str | None = None) -> tuple[str, ...] | None:
+        """The sort fields for a `sort_by` value (the fixed `by` when there is no `by-sort`)."""
+        if self.by_sort:
+            return self.by_sort.get(str(sort_by)) if sort_by is not None else None
+        return self.by
+
+
+@dataclass(frozen=True)
+class Filter:
+    """A query parameter's `x-filter`: the record field it constrains (dotted for a nested
+    field) and the values a virtual value stands for (ticket `status=open`: new, pending)."""
+
+    param: str
+    field: str
+    values: dict[str, tuple[Any, ...]]
+    provenance: str | None
+
+    def allowed(self, wanted: Any) -> tuple[Any, ...]:
+        """The field values a request's value selects."""
+        return self.values.get(wanted, (wanted,)) if isinstance(wanted, str) else (wanted,)
+
+
+def _fields(by: Any) -> tuple[str, ...]:
+    if by is None:
+        return ()
+    return (by,) if isinstance(by, str) else tuple(by)
+
+
 @dataclass
 class Operation:
     operation_id: str
@@ -64,6 +111,10 @@ class Operation:
     # The component schema the success response's `data` holds (or lists): what a record is
     # projected onto when a handler sends it. None when `data` is not a named schema.
     data_schema: str | None = None
+    # The document's facts about a list (`x-order`, `x-filter`): how the mock sorts and
+    # filters it, and what the gate's laws check it against.
+    order: Order | None = None
+    filters: tuple[Filter, ...] = ()
 
     def response_schema(self, status: int) -> dict[str, Any] | None:
         response = self.responses.get(status)
@@ -125,8 +176,15 @@ class Spec:
 
     def _compile(self, path: str, method: str, raw: dict[str, Any]) -> Operation:
         parameters = []
+        filters = []
         for param in raw.get("parameters", []):
             param = self.resolve(param)
+            facts = param.get("x-filter")
+            if isinstance(facts, dict):
+                filters.append(Filter(
+                    param["name"], str(facts.get("field", param["name"])),
+                    {str(k): tuple(v) for k, v in (facts.get("values") or {}).items()},
+                    facts.get("x-provenance")))
             parameters.append(
                 Parameter(
                     name=param["name"],
@@ -184,6 +242,8 @@ class Spec:
             workspace_source=workspace_source,
             success_status=success,
             data_schema=self._data_schema(responses[success]),
+            order=Order.parse(raw.get("x-order")),
+            filters=tuple(filters),
         )
 
 

@@ -9,8 +9,8 @@ from ..context import Context
 from ..store import Record
 
 __all__ = ["data", "get_resource"]
-__all__ += ["author", "flag", "full_name", "is_member", "move_thread", "name_taken", "preview",
-            "record_outbound_message", "where_equal"]
+__all__ += ["author", "full_name", "is_member", "move_thread", "name_taken", "preview",
+            "record_outbound_message", "where_filtered"]
 
 
 def data(ctx: Context, record: Record, schema: str | None = None) -> dict[str, Any]:
@@ -33,15 +33,6 @@ def name_taken(ctx: Context, table: str, workspace_id: str, name: str,
     taken = ctx.store.find(table, lambda r: r["workspace_id"] == workspace_id
                            and r["name"] == name and r["id"] != own_id)
     return taken[0] if taken else None
-
-
-# -- query flags --------------------------------------------------------------------------------
-
-
-def flag(ctx: Context, name: str) -> bool | None:
-    """A `"true"`/`"false"` string query filter as a bool (None when the parameter is absent)."""
-    value = ctx.query.get(name)
-    return None if value is None else value == "true"
 
 
 # -- people -------------------------------------------------------------------------------------
@@ -146,9 +137,36 @@ def move_thread(ctx: Context, conversation_id: str, *, at: str, text: str, chann
 # -- list filters -------------------------------------------------------------------------------
 
 
-def where_equal(ctx: Context, *params: str) -> Callable[[Record], bool] | None:
-    """A `where` for query filters that must equal the record's field of the same name."""
-    wanted = {p: ctx.query[p] for p in params if ctx.query.get(p) is not None}
-    if not wanted:
+def where_filtered(ctx: Context, *tests: Callable[[Record], bool] | None,
+                   ) -> Callable[[Record], bool] | None:
+    """A `where` for the request's filters the document states (`x-filter` on a query
+    parameter: the record field it constrains, and what a virtual value stands for), and
+    `tests` besides (None ones skipped)."""
+    active = [t for t in tests if t is not None]
+    for facts in ctx.operation.filters:
+        wanted = ctx.query.get(facts.param)
+        if wanted is not None:
+            active.append(_field_in(facts.field, facts.allowed(wanted)))
+    if not active:
         return None
-    return lambda r: all(r.get(k) == v for k, v in wanted.items())
+    if len(active) == 1:
+        return active[0]
+    return lambda r: all(t(r) for t in active)
+
+
+def _field_in(field: str, allowed: tuple[Any, ...]) -> Callable[[Record], bool]:
+    # A "true"/"false" query value selects a boolean field.
+    allowed += tuple(a == "true" for a in allowed if a in ("true", "false"))
+    path = field.split(".")
+    if len(path) == 1:
+        if len(allowed) == 1:
+            [wanted] = allowed
+            return lambda r: r.get(field) == wanted
+        return lambda r: r.get(field) in allowed
+
+    def test(record: Record) -> bool:
+        node: Any = record
+        for part in path:
+            node = node.get(part) if isinstance(node, dict) else None
+        return node in allowed
+    return test

@@ -15,7 +15,7 @@ from ..context import Context
 from ..errors import BadRequest
 from ..store import Record
 from . import operation
-from ._common import data, flag, record_outbound_message, where_equal
+from ._common import data, record_outbound_message, where_filtered
 
 __all__ = ["channel_kind", "contact_matcher"]
 
@@ -94,49 +94,41 @@ def contact_matcher(field: str, query: str) -> Callable[[Record], bool]:
     return lambda c: name_match(c) or channel_match(c)
 
 
-def _contact_filters(ctx: Context) -> list[Callable[[Record], bool]]:
-    tests: list[Callable[[Record], bool]] = []
-    archived = flag(ctx, "archived")
-    if archived is not None:
-        tests.append(lambda c: c.get("archived") is archived)
-    inbox = ctx.query.get("inbox_type_id")
-    if inbox is not None:
-        tests.append(lambda c: c.get("inbox_type_id") == inbox)
-    return tests
-
-
 # -- contacts ---------------------------------------------------------------------------------
+
+
+_CONVERSATION_FOLLOW_UP = ("follow_up_at",)  # the conversations' field, which contacts lack
 
 
 @operation("listContacts")
 def list_contacts(ctx: Context) -> dict[str, Any]:
-    tests = _contact_filters(ctx)
+    where = where_filtered(ctx)
     if ctx.query["sort_by"] == "follow_up_at":
         # Inferred: contacts carry no follow_up_at; the follow-up is their conversation's (same
         # id), so this order walks the conversations by follow_up_at and lists their contacts.
         # A contact without a conversation has no follow-up and is not part of this order.
+        # (The document's `x-order` says so: `by-sort.follow_up_at: null`, DECISIONS F2.)
         contacts = ctx.store.rows("contacts")
 
         def wanted(conversation: Record) -> bool:
             contact = contacts.get(conversation["id"])
-            return contact is not None and all(t(contact) for t in tests)
+            return contact is not None and (where is None or where(contact))
 
         return ctx.page("conversations", partition={"workspace_id": ctx.workspace_id},
-                        order=("follow_up_at",), descending=ctx.descending, where=wanted,
+                        order=_CONVERSATION_FOLLOW_UP, descending=ctx.descending, where=wanted,
                         render=lambda conv: ctx.shape(contacts[conv["id"]]))
+    order, descending = ctx.ordering()
     return ctx.page("contacts", partition={"workspace_id": ctx.workspace_id},
-                    order=("last_message_at",), descending=ctx.descending,
-                    where=(lambda c: all(t(c) for t in tests)) if tests else None)
+                    order=order, descending=descending, where=where)
 
 
 @operation("searchContacts")
 def search_contacts(ctx: Context) -> dict[str, Any]:
-    tests = [contact_matcher(ctx.query["field"], ctx.query["query"]),
-             *_contact_filters(ctx)]
-    # Inferred: no sort parameter is documented for search; newest activity first.
+    order, descending = ctx.ordering()
     return ctx.page("contacts", partition={"workspace_id": ctx.workspace_id},
-                    order=("last_message_at",), descending=True,
-                    where=lambda c: all(t(c) for t in tests))
+                    order=order, descending=descending,
+                    where=where_filtered(ctx, contact_matcher(ctx.query["field"],
+                                                              ctx.query["query"])))
 
 
 # -- proactive messages -----------------------------------------------------------------------
@@ -290,16 +282,11 @@ def resume_contact_ai(ctx: Context) -> dict[str, Any]:
 
 # -- lists scoped to a contact ----------------------------------------------------------------
 
-_RESERVATION_SORT = {"arrival": "arrival_date", "departure": "departure_date",
-                     "created": "created_at"}
-
-
 @operation("listContactReservations")
 def list_contact_reservations(ctx: Context) -> dict[str, Any]:
     assert ctx.resource is not None
-    field = _RESERVATION_SORT[ctx.query["sort_by"]]
+    order, descending = ctx.ordering()
     return ctx.page("reservations", partition={"contact_id": ctx.resource["id"]},
-                    order=(field,), descending=ctx.descending,
-                    where=where_equal(ctx, "status"))
+                    order=order, descending=descending, where=where_filtered(ctx))
 
 

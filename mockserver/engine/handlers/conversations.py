@@ -12,31 +12,16 @@ from ..context import Context
 from ..errors import BadRequest
 from ..store import Record
 from . import operation
-from ._common import data, flag, record_outbound_message
+from ._common import data, record_outbound_message, where_filtered
 from .contacts import contact_matcher
 
 
-def _filters(ctx: Context) -> list[Callable[[Record], bool]]:
-    tests: list[Callable[[Record], bool]] = []
-    archived = flag(ctx, "archived")
-    if archived is not None:
-        tests.append(lambda c: c["archived"] is archived)
-    inbox = ctx.query.get("inbox_type_id")
-    if inbox is not None:
-        tests.append(lambda c: c["contact"]["inbox_type_id"] == inbox)
+def _updated_since(ctx: Context) -> Callable[[Record], bool] | None:
     since = ctx.query.get("updated_since")
-    if since is not None:
-        # Timestamps share one fixed format (UTC, milliseconds, Z), so they compare as strings.
-        tests.append(lambda c: c["updated_at"] >= since)
-    return tests
-
-
-def _combine(tests: list[Callable[[Record], bool]]) -> Callable[[Record], bool] | None:
-    if not tests:
+    if since is None:
         return None
-    if len(tests) == 1:
-        return tests[0]
-    return lambda r: all(t(r) for t in tests)
+    # Timestamps share one fixed format (UTC, milliseconds, Z), so they compare as strings.
+    return lambda c: c["updated_at"] >= since
 
 
 @operation("listConversations")
@@ -45,29 +30,30 @@ def list_conversations(ctx: Context) -> dict[str, Any]:
     # carries the highest updated_at it has seen as `updated_since` gets every conversation
     # written since (updated_at >= bound): every write moves updated_at, and the store's
     # clock is strictly increasing, so nothing written later can carry an older updated_at.
+    order, descending = ctx.ordering()
     return ctx.page("conversations", partition={"workspace_id": ctx.workspace_id},
-                    order=(ctx.query["sort_by"],),
-                    descending=ctx.descending, where=_combine(_filters(ctx)))
+                    order=order, descending=descending,
+                    where=where_filtered(ctx, _updated_since(ctx)))
 
 
 @operation("searchConversations")
 def search_conversations(ctx: Context) -> dict[str, Any]:
     field = ctx.query["field"]
     query = ctx.query["query"]
-    tests = _filters(ctx)
+    tests: list[Callable[[Record], bool]] = []
     if field == "message":
         needle = query.lower()
         hits = {m["conversation_id"] for m in ctx.store.all("messages")
                 if m["workspace_id"] == ctx.workspace_id and needle in m["body"].lower()}
-        tests.insert(0, lambda c: c["id"] in hits)
+        tests.append(lambda c: c["id"] in hits)
     else:
         matches = contact_matcher(field, query)
         contacts = ctx.store.rows("contacts")
         # The conversation's contact (same id); its embedded summary when the contact is gone.
-        tests.insert(0, lambda c: matches(contacts.get(c["id"]) or c["contact"]))
-    # Inferred: no sort parameter is documented for search; newest activity first.
+        tests.append(lambda c: matches(contacts.get(c["id"]) or c["contact"]))
+    order, descending = ctx.ordering()
     return ctx.page("conversations", partition={"workspace_id": ctx.workspace_id},
-                    order=("last_message_at",), descending=True, where=_combine(tests))
+                    order=order, descending=descending, where=where_filtered(ctx, *tests))
 
 
 def _latest_ticket(ctx: Context, conversation_id: str) -> dict[str, Any] | None:

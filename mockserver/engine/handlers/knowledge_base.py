@@ -18,6 +18,7 @@ from ..context import Context
 from ..errors import BadRequest
 from ..store import Record
 from . import operation
+from ._common import where_filtered
 
 __all__: list[str] = []
 
@@ -60,12 +61,10 @@ def _subtree(ctx: Context, node: Record) -> list[Record]:
 
 @operation("listKnowledgeNodes")
 def list_knowledge_nodes(ctx: Context) -> dict[str, Any]:
-    parent_id = ctx.query.get("parent_id")
     # Inferred: an unknown parent_id is a filter matching nothing (an empty page), as in the
     # structured search; it is not checked for existence.
     return ctx.page("kb_nodes", partition={"workspace_id": ctx.workspace_id},
-                    order=("depth", "title"), descending=False,
-                    where=(lambda n: n.get("parent_id") == parent_id) if parent_id else None,
+                    order=("depth", "title"), descending=False, where=where_filtered(ctx),
                     render=_renderer(ctx, ctx.query["include_body"]))
 
 

@@ -10,7 +10,6 @@ updated_at.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 from ..clock import parse_timestamp
@@ -18,36 +17,10 @@ from ..context import Context
 from ..errors import BadRequest, Forbidden, NotFound
 from ..store import Record
 from . import operation
-from ._common import author, data, is_member, preview, record_outbound_message
+from ._common import author, data, is_member, preview, record_outbound_message, where_filtered
 from .attachments import resolve_attachments
 
 OPEN = ("new", "pending")
-
-
-def _status_filter(ctx: Context) -> Callable[[Record], bool] | None:
-    wanted = ctx.query.get("status")
-    if wanted is None:
-        return None
-    # Reference: `open` is a virtual filter for the actionable tickets, new + pending.
-    statuses = OPEN if wanted == "open" else (wanted,)
-    return lambda t: t["status"] in statuses
-
-
-def _all(*tests: Callable[[Record], bool] | None) -> Callable[[Record], bool] | None:
-    active = [t for t in tests if t is not None]
-    if not active:
-        return None
-    if len(active) == 1:
-        return active[0]
-    return lambda r: all(t(r) for t in active)
-
-
-def _equals(ctx: Context, param: str, field: str | None = None) -> Callable[[Record], bool] | None:
-    wanted = ctx.query.get(param)
-    if wanted is None:
-        return None
-    name = field or param
-    return lambda r: r.get(name) == wanted
 
 
 def _ms_between(start: str, end: str) -> int:
@@ -59,10 +32,9 @@ def _ms_between(start: str, end: str) -> int:
 
 @operation("listTickets")
 def list_tickets(ctx: Context) -> dict[str, Any]:
-    where = _all(_status_filter(ctx), _equals(ctx, "inbox_type_id"), _equals(ctx, "waiting_on"),
-                 _equals(ctx, "channel"))
+    order, descending = ctx.ordering()
     return ctx.page("tickets", partition={"workspace_id": ctx.workspace_id},
-                    order=("last_message_at",), descending=ctx.descending, where=where)
+                    order=order, descending=descending, where=where_filtered(ctx))
 
 
 @operation("searchTickets")
@@ -73,18 +45,17 @@ def search_tickets(ctx: Context) -> dict[str, Any]:
         return any(needle in (t.get(f) or "").lower()
                    for f in ("subject", "summary", "last_message_preview"))
 
-    # Inferred: search results come newest activity first (no sort parameter is documented).
+    order, descending = ctx.ordering()
     return ctx.page("tickets", partition={"workspace_id": ctx.workspace_id},
-                    order=("last_message_at",), descending=True,
-                    where=_all(matches, _status_filter(ctx)))
+                    order=order, descending=descending, where=where_filtered(ctx, matches))
 
 
 @operation("listContactTickets")
 def list_contact_tickets(ctx: Context) -> dict[str, Any]:
     assert ctx.resource is not None
+    order, descending = ctx.ordering()
     return ctx.page("tickets", partition={"contact_id": ctx.resource["id"]},
-                    order=("last_message_at",), descending=ctx.descending,
-                    where=_status_filter(ctx))
+                    order=order, descending=descending, where=where_filtered(ctx))
 
 
 # -- transcript and replies ------------------------------------------------------------------

@@ -13,7 +13,7 @@ from ..context import Context
 from ..errors import NotFound
 from ..store import Record
 from . import operation
-from ._common import data
+from ._common import data, where_filtered
 
 
 @operation("listWorkflows")
@@ -21,8 +21,8 @@ def list_workflows(ctx: Context) -> dict[str, Any]:
     partition: dict[str, Any] = {"_workspace_id": ctx.workspace_id}
     if not ctx.query["all_versions"]:
         partition["is_latest"] = True
-    # Inferred (document): newest updated first.
-    return ctx.page("workflows", partition=partition, order=("updated_at",), descending=True)
+    order, descending = ctx.ordering()
+    return ctx.page("workflows", partition=partition, order=order, descending=descending)
 
 
 @operation("listWorkflowFolders")
@@ -35,27 +35,24 @@ def list_workflow_folders(ctx: Context) -> dict[str, Any]:
         count = sum(1 for w in workflows if w.get("folder_id") == folder["id"] and w.get("is_latest"))
         return ctx.shape({**folder, "workflow_count": count})
 
-    # Inferred (document): sorted by name.
+    order, descending = ctx.ordering()
     return ctx.page("workflow_folders", partition={"workspace_id": ctx.workspace_id},
-                    order=("name",), descending=False, render=render)
+                    order=order, descending=descending, render=render)
 
 
 @operation("listWorkflowExecutions")
 def list_workflow_executions(ctx: Context) -> dict[str, Any]:
     assert ctx.resource is not None
     tests: list[Callable[[Record], bool]] = []
-    status = ctx.query.get("status")
-    if status is not None:
-        tests.append(lambda x: x["status"] == status)
     after = ctx.query.get("started_after")
     if after is not None:  # documented: inclusive
         tests.append(lambda x: x["started_at"] >= after)
     before = ctx.query.get("started_before")
     if before is not None:  # documented: exclusive
         tests.append(lambda x: x["started_at"] < before)
+    order, descending = ctx.ordering()
     return ctx.page("workflow_executions", partition={"workflow_id": ctx.resource["workflow_id"]},
-                    order=("started_at",), descending=True,
-                    where=(lambda x: all(t(x) for t in tests)) if tests else None)
+                    order=order, descending=descending, where=where_filtered(ctx, *tests))
 
 
 @operation("listWorkflowExecutionEvents")
@@ -67,8 +64,9 @@ def list_workflow_execution_events(ctx: Context) -> dict[str, Any]:
     if execution is None or execution["workflow_id"] != workflow["workflow_id"]:
         raise NotFound(f"execution {execution_id!r} not found for workflow "
                        f"{workflow['workflow_id']!r}")
+    order, descending = ctx.ordering()
     return ctx.page("workflow_events", partition={"execution_id": execution_id},
-                    order=("sequence",), descending=False)
+                    order=order, descending=descending)
 
 
 @operation("moveWorkflowToFolder")

@@ -39,8 +39,9 @@ def search_workspace_users(ctx: Context) -> dict[str, Any]:
         return any(needle in (user.get(f) or "").casefold()
                    for f in ("first_name", "last_name", "email"))
 
-    return ctx.page("users", partition={"_workspace_ids": ctx.workspace_id}, order=("email",),
-                    descending=False, where=matches)
+    order, descending = ctx.ordering()
+    return ctx.page("users", partition={"_workspace_ids": ctx.workspace_id}, order=order,
+                    descending=descending, where=matches)
 
 
 @operation("getVerificationRule")
