@@ -6,7 +6,11 @@ they apply to:
 - body defaults: a property a request body documents a default for, when omitted, is
   recorded with that default (a create's `enabled`, an escalation resolved as `resolved`);
 - failed writes leave no trace: a PATCH or create refused with a 4xx (one valid field, one
-  of the wrong type) changes nothing a read can see;
+  of the wrong type) changes nothing a read can see; nor does an action on a record (every
+  POST on a path with an id: resolve, close, assign, run, a reply, a note ...) refused for a
+  body property of the wrong type or for a workspace the token cannot access (documented:
+  403): not the record, not what is listed under it, and not the records it refers to (a
+  conversation's `last_message_at`, a contact's `ai_paused`: counters other records keep);
 - hierarchy: a sub-resource addressed through a parent it does not belong to is 404 (reads
   are checked too, and without --allow-writes).
 
@@ -400,10 +404,143 @@ def _other_parent(gate: Gate, prefix: str, current: Any) -> Any:
     return None
 
 
+# -- failed actions leave no trace -----------------------------------------------------------
+
+NO_SUCH_WORKSPACE = "conformance-law-no-such-workspace"
+
+
+def _actions(gate: Gate) -> list[Operation]:
+    """Writes that act on a record: POSTs on a path that addresses one by id."""
+    return [op for op in gate.operations(writes=True)
+            if op.method == "POST" and "{" in op.path and gate.doc.is_write(op)]
+
+
+def _witnesses(gate: Gate, op: Operation, params: dict[str, dict[str, Any]],
+               ) -> dict[str, tuple[Operation, dict[str, dict[str, Any]]]]:
+    """The reads that show what an action on a record could change, from the document's
+    paths: the record's GET, every list under the record, and the GET of each record it
+    refers to by a `<name>_id` field (`/v1/<name>s/{id}`)."""
+    record_path = op.path[: op.path.rindex("}") + 1]
+    path = {k: v for k, v in params.get("path", {}).items() if "{" + k + "}" in record_path}
+    reads: dict[str, tuple[Operation, dict[str, dict[str, Any]]]] = {}
+    for candidate in gate.doc.operations:
+        if candidate.method != "GET" or not gate.doc.is_read(candidate):
+            continue
+        if candidate.path == record_path or (
+                candidate.paginated and candidate.path.startswith(record_path + "/")
+                and candidate.path.count("{") == record_path.count("{")):
+            reads[candidate.path] = (candidate, {"path": path,
+                                                 "query": _query_for(candidate, params)})
+    getter = reads.get(record_path)
+    if getter is None:
+        return reads
+    record = _data(gate.call(getter[0], path_params=path, params=getter[1]["query"]))
+    gate.count("laws")
+    for name, value in (record or {}).items() if isinstance(record, dict) else ():
+        if not (name.endswith("_id") and isinstance(value, str) and value):
+            continue
+        target = f"/v1/{name[:-3]}s/{{id}}"
+        for candidate in gate.doc.operations:
+            if candidate.method == "GET" and candidate.path == target \
+                    and target not in reads:
+                reads[f"{target} ({name}={value})"] = (candidate, {"path": {"id": value},
+                                                                   "query": {}})
+    return reads
+
+
+def _observe(gate: Gate, reads: dict[str, tuple[Operation, dict[str, dict[str, Any]]]],
+             ) -> dict[str, Any]:
+    seen: dict[str, Any] = {}
+    for label, (read, params) in reads.items():
+        if read.paginated:
+            items, _, _ = _walk(gate, read, params, {}, max_pages=1)
+            seen[label] = items
+        else:
+            exchange = gate.call(read, path_params=params.get("path"),
+                                 params=params.get("query") or None)
+            gate.count("laws")
+            seen[label] = (exchange.status, _data(exchange))
+    return seen
+
+
+def _refusals(gate: Gate, op: Operation, params: dict[str, dict[str, Any]],
+              ) -> list[tuple[str, dict[str, Any], Any]]:
+    """(what is wrong, query, body) of requests the action must refuse."""
+    query = _query_for(op, params)
+    body_schema = _schema(gate, op.body_schema)
+    props = body_schema.get("properties") or {}
+    body: dict[str, Any] | None = None
+    if op.body_schema is not None:
+        try:
+            body = {name: _value(gate, name, props.get(name, {}))
+                    for name in body_schema.get("required") or []}
+        except _Skip:
+            body = None
+    found: list[tuple[str, dict[str, Any], Any]] = []
+    # An optional property of the wrong type beside valid required ones (else any property).
+    candidates = [n for n in props if n != "workspace_id"]
+    name = next((n for n in candidates if n not in (body or {})),
+                candidates[0] if candidates else None)
+    if body is not None and name is not None:
+        found.append((f"{name} of the wrong type", query,
+                      {**body, name: _wrong_type(gate, props[name])}))
+    if any(p.name == "workspace_id" and p.location == "query" for p in op.parameters):
+        found.append((f"workspace_id={NO_SUCH_WORKSPACE} (no access)",
+                      {**query, "workspace_id": NO_SUCH_WORKSPACE}, body))
+    return found
+
+
+def _record_params(gate: Gate, op: Operation) -> dict[str, dict[str, Any]] | None:
+    """Parameters reaching the record an action addresses, through the record's GET (for
+    actions no link of the document leads to)."""
+    assert gate.discovery is not None
+    record_path = op.path[: op.path.rindex("}") + 1]
+    for candidate in gate.doc.operations:
+        if candidate.method == "GET" and candidate.path == record_path:
+            return gate.discovery.ready(candidate)
+    return None
+
+
+def check_failed_actions(gate: Gate) -> None:
+    """An action refused with a 4xx changes nothing a read can see: the record, what is
+    listed under it, and the records it refers to."""
+    assert gate.discovery is not None
+    for op in _actions(gate):
+        params = gate.discovery.ready(op) or _record_params(gate, op)
+        if params is None:
+            gate.note(f"laws: failed-write check skipped for {op.operation_id} "
+                      "(no record reached)")
+            continue
+        reads = _witnesses(gate, op, params)
+        refusals = _refusals(gate, op, params)
+        if not reads or not refusals:
+            gate.note(f"laws: failed-write check skipped for {op.operation_id} "
+                      f"({'no read shows its record' if not reads else 'no refusal to send'})")
+            continue
+        before = _observe(gate, reads)
+        for wrong, query, body in refusals:
+            refused = gate.call(op, path_params=params.get("path"), params=query, body=body)
+            gate.count("laws")
+            if not 400 <= (refused.status or 0) < 500:
+                _fail(gate, op, "law_failed_write",
+                      f"an action with {wrong} answered {refused.status}, expected a 4xx",
+                      refused)
+                before = _observe(gate, reads)  # it was applied: compare from here on
+                continue
+            after = _observe(gate, reads)
+            changed = [label for label in reads if after.get(label) != before.get(label)]
+            if changed:
+                _fail(gate, op, "law_failed_write",
+                      f"an action refused with {refused.status} ({wrong}) changed what "
+                      f"{', '.join(changed)} reads", refused, changed=changed)
+                before = after
+
+
 WRITE_LAWS = {
     "read-your-writes": check_patches,
     "creates": check_creates,
     "action-defaults": check_action_defaults,
+    "failed-actions": check_failed_actions,
 }
 
 

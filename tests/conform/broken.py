@@ -295,12 +295,14 @@ class HalfAppliedPatch:
     """ASGI wrapper: a PATCH to a skill whose body the mock refuses first applies the fields
     that are valid on their own (a server that validates field by field while writing)."""
 
+    method, prefix = "PATCH", "/v1/skills/"
+
     def __init__(self, app: Any) -> None:
         self.app = app
 
     async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:
-        if scope["type"] != "http" or scope["method"] != "PATCH" or \
-                not scope["path"].startswith("/v1/skills/"):
+        if scope["type"] != "http" or scope["method"] != self.method or \
+                not scope["path"].startswith(self.prefix):
             await self.app(scope, receive, send)
             return
         chunks = []
@@ -319,6 +321,59 @@ class HalfAppliedPatch:
                 part = orjson.dumps({name: value})
                 await self.app(_with_length(scope, len(part)), _once(part), _discard)
         await self.app(scope, _once(raw), send)
+
+
+class HalfAppliedAction(HalfAppliedPatch):
+    """ASGI wrapper: an action on a ticket (a reply, a note, resolve ...) whose body the mock
+    refuses first applies the fields that are valid on their own: a refused reply is sent."""
+
+    method, prefix = "POST", "/v1/tickets/"
+
+
+class CounterOnRefusedAction:
+    """ASGI wrapper: a ticket's resolve, reopen or close that is refused with a 4xx has
+    already flipped the AI pause of the ticket's contact (another record, which the action
+    itself leaves as it was)."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:
+        parts = scope["path"].split("/") if scope["type"] == "http" else []
+        if scope.get("method") != "POST" or len(parts) != 5 or parts[2] != "tickets" or \
+                parts[4] not in ("resolve", "reopen", "close"):
+            await self.app(scope, receive, send)
+            return
+        sent: list[dict[str, Any]] = []
+
+        async def hold(message: dict[str, Any]) -> None:
+            sent.append(message)
+        await self.app(scope, receive, hold)
+        if 400 <= sent[0]["status"] < 500:
+            _, ticket = await _internal(self.app, scope, "GET", f"/v1/tickets/{parts[3]}")
+            contact_id = orjson.loads(ticket)["data"]["contact_id"]
+            _, contact = await _internal(self.app, scope, "GET", f"/v1/contacts/{contact_id}")
+            paused = orjson.loads(contact)["data"]["ai_paused"]
+            await _internal(self.app, scope, "POST", f"/v1/contacts/{contact_id}/"
+                            f"{'resume-ai' if paused else 'pause-ai'}")
+        for message in sent:
+            await send(message)
+
+
+async def _internal(app: Any, scope: Scope, method: str, path: str) -> tuple[int, bytes]:
+    """Send one request to `app` with the caller's credentials: (status, body)."""
+    headers = [(k, v) for k, v in scope["headers"] if k.lower() == b"authorization"]
+    inner = {**scope, "method": method, "path": path, "raw_path": path.encode(),
+             "query_string": b"", "headers": [*headers, (b"content-length", b"0")]}
+    answer: dict[str, Any] = {"body": b""}
+
+    async def keep(message: dict[str, Any]) -> None:
+        if message["type"] == "http.response.start":
+            answer["status"] = message["status"]
+        else:
+            answer["body"] += message.get("body", b"")
+    await app(inner, _once(b""), keep)
+    return answer["status"], answer["body"]
 
 
 def _with_length(scope: Scope, length: int) -> Scope:

@@ -34,6 +34,12 @@ LAW_DEFECTS = [
            {"law_read_your_writes"}, plant=broken.write_not_visible),
     Defect("refused PATCH half applied", [*WRITES, "--include", "re:^(updateSkill)$"],
            {"law_failed_write"}, wrap=broken.HalfAppliedPatch),
+    Defect("refused action half applied",
+           [*WRITES, "--include", "re:^(sendTicketMessage)$"], {"law_failed_write"},
+           wrap=broken.HalfAppliedAction),
+    Defect("refused action flips another record",
+           [*WRITES, "--include", "re:^(resolveTicket|reopenTicket|closeTicket)$"],
+           {"law_failed_write"}, wrap=broken.CounterOnRefusedAction),
     Defect("delete does not stick", [*WRITES, "--include", "re:^(createAgent|deleteAgent)$"],
            {"law_delete_sticks"}, plant=broken.delete_does_not_stick),
 ]
