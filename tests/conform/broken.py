@@ -9,7 +9,7 @@ import orjson
 
 from mockserver.engine.app import MockApp
 from mockserver.engine.context import Context
-from mockserver.engine.errors import Conflict
+from mockserver.engine.errors import BadRequest, Conflict
 
 Scope = dict[str, Any]
 Handler = Callable[[Context], Any]
@@ -79,6 +79,66 @@ def duplicate_across_pages(mock: MockApp) -> None:
             return result
         return handler
     override(mock, "listSkills", wrap)
+
+
+def later_pages_fail(mock: MockApp) -> None:
+    """listSkills: every page after the first answers 500 (an unexpected error)."""
+    def wrap(original: Handler) -> Handler:
+        def handler(ctx: Context) -> Any:
+            if ctx.query.get("cursor") is not None:
+                raise RuntimeError("planted: a later page fails")
+            return original(ctx)
+        return handler
+    override(mock, "listSkills", wrap)
+
+
+def page_over_limit(mock: MockApp) -> None:
+    """listSkills: each page holds one item more than `limit` asks for."""
+    def wrap(original: Handler) -> Handler:
+        def handler(ctx: Context) -> Any:
+            ctx.query["limit"] += 1
+            return original(ctx)
+        return handler
+    override(mock, "listSkills", wrap)
+
+
+def no_more_beside_cursor(mock: MockApp) -> None:
+    """listSkills: `has_more` is false on every page, while `next_cursor` still points on."""
+    def wrap(original: Handler) -> Handler:
+        def handler(ctx: Context) -> Any:
+            result = original(ctx)
+            result["has_more"] = False
+            return result
+        return handler
+    override(mock, "listSkills", wrap)
+
+
+def forged_cursor_is_first_page(mock: MockApp) -> None:
+    """listSkills: a cursor the server never issued reads as the first page, not a 400."""
+    def wrap(original: Handler) -> Handler:
+        def handler(ctx: Context) -> Any:
+            try:
+                return original(ctx)
+            except BadRequest:
+                if ctx.query.pop("cursor", None) is None:
+                    raise
+                return original(ctx)
+        return handler
+    override(mock, "listSkills", wrap)
+
+
+def out_of_range_limit_ignored(app: Any) -> Any:
+    """GET /v1/skills: `limit` outside 1..100 is dropped (the default page) instead of refused."""
+    def valid(part: bytes) -> bool:
+        value = part.partition(b"=")[2]
+        return not part.startswith(b"limit=") or (value.isdigit() and 1 <= int(value) <= 100)
+
+    async def wrapped(scope: Scope, receive: Any, send: Any) -> None:
+        if scope["type"] == "http" and scope["path"] == "/v1/skills":
+            query = [part for part in scope["query_string"].split(b"&") if valid(part)]
+            scope = {**scope, "query_string": b"&".join(query)}
+        await app(scope, receive, send)
+    return wrapped
 
 
 def ignore_scope_alone(mock: MockApp) -> None:

@@ -12,6 +12,7 @@ README = Path(__file__).resolve().parents[2] / "mockserver" / "conform" / "READM
 # Defects proven by a dedicated test rather than a Defect entry: name -> the check it fails.
 DEDICATED = {
     "429 without Retry-After": "ratelimit_retry_after",  # test_planted_defects
+    "rate limit never enforced": "ratelimit_429",  # test_planted_defects
     "coverage below the threshold": "status_coverage",  # test_coverage
 }
 SOURCES = Path(__file__).resolve().parents[2] / "mockserver" / "conform"

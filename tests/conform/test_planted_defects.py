@@ -32,6 +32,16 @@ STATE = ["--phases", "none", "--allow-writes", "--checks", "state"]
 DEFECTS = [
     Defect("duplicate item across pages", [*QUICK, "--include", "listSkills"],
            {"pagination_unique", "pagination_complete"}, plant=broken.duplicate_across_pages),
+    Defect("later pages answer 500", [*QUICK, "--include", "listSkills"],
+           {"pagination_walk"}, plant=broken.later_pages_fail),
+    Defect("page holds more items than limit", [*QUICK, "--include", "listSkills"],
+           {"pagination_limit"}, plant=broken.page_over_limit),
+    Defect("has_more false beside a next_cursor", [*QUICK, "--include", "listSkills"],
+           {"pagination_next_cursor"}, plant=broken.no_more_beside_cursor),
+    Defect("out-of-range limit ignored", [*QUICK, "--include", "listSkills"],
+           {"pagination_refuses_limit"}, wrap=broken.out_of_range_limit_ignored),
+    Defect("forged cursor read as the first page", [*QUICK, "--include", "listSkills"],
+           {"pagination_refuses_cursor"}, plant=broken.forged_cursor_is_first_page),
     Defect("error body with an extra key", [*QUICK, "--include", "listSkills"],
            {"error_shape"}, wrap=broken.error_with_code),
     Defect("undocumented 4xx status", ["--phases", "examples,coverage", "--checks", "none",
@@ -96,6 +106,17 @@ def test_rate_limit_probe_catches_a_429_without_retry_after() -> None:
     with served(rate_limit=120, wrap=broken.without_retry_after) as (url, _):
         result = gate(url, *QUICK, "--checks", "ratelimit", "--rate-limit-probe")
     assert "ratelimit_retry_after" in {v.check for v in result.errors}, result.violations
+
+
+def test_rate_limit_probe_catches_a_limit_never_enforced() -> None:
+    """No 429 in a burst past the documented 120/minute: a warning (a workspace may have a
+    higher limit), so it fails the run under --strict."""
+    with served(rate_limit=0) as (url, _):
+        lenient = gate(url, *QUICK, "--checks", "ratelimit", "--rate-limit-probe")
+        strict = gate(url, *QUICK, "--checks", "ratelimit", "--rate-limit-probe", "--strict")
+    assert {v.check for v in lenient.warnings} == {"ratelimit_429"}, lenient.violations
+    assert lenient.exit_code == 0
+    assert strict.exit_code == 1
 
 
 def test_rate_limit_probe_passes_on_the_mock() -> None:
