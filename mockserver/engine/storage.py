@@ -1,35 +1,17 @@
-"""The storage service the upload URLs point at (outside /v1):
+"""The bytes of uploaded files (state, no HTTP): `FileStore`, bounded in total, oldest first out.
 
-- `PUT /__storage__/upload/{token}` takes the raw bytes of a file and answers `{storageId}`
-  (as the description says);
-- `GET /__storage__/files/{storageId}` serves them back: the `url` of a message or note
-  attachment points here.
-
-The file's byte length, content type and workspace are recorded in table `uploads` (by
-`MockState.accept_upload`: these routes only speak HTTP), so that ticket messages and notes can
-check the metadata they are sent with. The bytes themselves are
-kept beside the store, bounded in total (`FileStore`), and dropped by reset() with the record.
-Errors use the API's `{error}` shape.
+The storage service that takes and serves them (`PUT /__storage__/upload/{token}`,
+`GET /__storage__/files/{storageId}`) is HTTP and lives in `mockserver/standalone/storage.py`;
+the file's byte length, content type and workspace are recorded in table `uploads` by
+`MockState.accept_upload`. reset() drops the bytes with the records.
 """
 
 from __future__ import annotations
 
 import threading
-from typing import TYPE_CHECKING
 
-from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+__all__ = ["MAX_KEPT_BYTES", "FileStore"]
 
-from .errors import ApiError
-from .responses import error_response
-
-if TYPE_CHECKING:
-    from .app import MockApp
-
-__all__ = ["MAX_KEPT_BYTES", "MAX_UPLOAD_BYTES", "FileStore", "download", "upload"]
-
-# Inferred: the description does not state a maximum upload size; 25 MiB.
-MAX_UPLOAD_BYTES = 25 * 1024 * 1024
 # The bytes of uploaded files kept for downloads, in all; the oldest files go first.
 MAX_KEPT_BYTES = 64 * 1024 * 1024
 
@@ -62,46 +44,3 @@ class FileStore:
     @property
     def size(self) -> int:
         return self._size
-
-
-def _error(status: int, message: str) -> JSONResponse:
-    return JSONResponse({"error": message}, status_code=status)
-
-
-async def upload(request: Request) -> Response:
-    """Store the PUT body as the file of a pending upload; answer `{"storageId": ...}`."""
-    mock: MockApp = request.app.state.mock
-    token = request.path_params["token"]
-    size = 0
-    chunks = []
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > MAX_UPLOAD_BYTES:
-            return _error(413, f"upload is larger than {MAX_UPLOAD_BYTES} bytes")
-        chunks.append(chunk)
-    content_type = (request.headers.get("content-type") or "application/octet-stream")
-    content_type = content_type.split(";")[0].strip().lower() or "application/octet-stream"
-    state = mock.state_for(request.scope)
-    try:
-        storage_id = state.accept_upload(token, b"".join(chunks), content_type)
-    except ApiError as error:
-        return error_response(error)
-    return JSONResponse({"storageId": storage_id})
-
-
-async def download(request: Request) -> Response:
-    """The bytes of an uploaded file, with the content type recorded at upload. Like a signed
-    storage address, it needs no API token (inferred)."""
-    mock: MockApp = request.app.state.mock
-    storage_id = request.path_params["storage_id"]
-    state = mock.state_for(request.scope)
-    if state.replicated:  # what other workers changed first (shared.py)
-        state.sync()  # type: ignore[attr-defined]
-    record = state.store.get("uploads", storage_id)
-    if record is None or record.get("kind") != "file":
-        return _error(404, f"file {storage_id!r} not found")
-    content = state.files.get(storage_id)
-    if content is None:
-        return _error(404, f"file {storage_id!r}: its bytes are no longer kept (the mock keeps "
-                           f"the last {state.files.limit} bytes of uploads)")
-    return Response(content, media_type=record["content_type"])

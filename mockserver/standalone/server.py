@@ -62,7 +62,7 @@ class Application:
 def create_app(config: Config | None = None, *, mock: MockApp | None = None) -> Application:
     """The Starlette application serving one mock (built from `config` unless given):
     the API under /v1, the control API under /__mock__/, /docs and /openapi.json."""
-    from ..engine import storage
+    from . import storage
     from .control import control_routes
     from .docs import docs_routes
 

@@ -3,7 +3,7 @@
 An upload goes through two records of table `uploads`:
 - `POST /v1/attachments/upload-url` stores a pending upload keyed by a fresh upload token
   (`kind: "upload_url"`) and answers `{base_url}/__storage__/upload/{token}`;
-- the PUT of the raw bytes to that address (`mockserver.engine.storage.upload`, outside /v1) stores
+- the PUT of the raw bytes to that address (`mockserver.standalone.storage.upload`, outside /v1) stores
   the file keyed by its storageId (`kind: "file"`, with `size` and `content_type`).
 Ticket messages and notes then name the storageId as `attachment_id`.
 """
