@@ -28,7 +28,7 @@ from .document import item_key
 from .violations import Exchange, LawViolation, severity_for
 
 if TYPE_CHECKING:
-    from ..openapi.spec import Operation
+    from ..openapi.spec import Filter, Operation, Order
     from .gate import Gate
 
 __all__ = ["READ_LAWS", "check_read_laws", "field_value", "filter_spec", "order_spec"]
@@ -39,19 +39,14 @@ PAGE = 100
 LAW_PAGES = 5
 
 
-def order_spec(gate: Gate, op: Operation) -> dict[str, Any] | None:
-    spec = op.raw.get("x-order")
-    return spec if isinstance(spec, dict) else None
+def order_spec(gate: Gate, op: Operation) -> Order | None:
+    """The list's `x-order`, as the document loader reads it for the mock too."""
+    return op.order
 
 
-def filter_spec(gate: Gate, op: Operation) -> dict[str, dict[str, Any]]:
-    """Filter parameter name -> its `x-filter` (field, values, x-provenance)."""
-    found: dict[str, dict[str, Any]] = {}
-    for raw in op.raw.get("parameters", []):
-        param = gate.doc.spec.resolve(raw)
-        if isinstance(param, dict) and isinstance(param.get("x-filter"), dict):
-            found[param["name"]] = param["x-filter"]
-    return found
+def filter_spec(gate: Gate, op: Operation) -> dict[str, Filter]:
+    """Filter parameter name -> its `x-filter` (field, values, provenance)."""
+    return {facts.param: facts for facts in op.filters}
 
 
 def field_value(item: Any, field: str) -> Any:
@@ -140,23 +135,27 @@ def _query_enum(op: Operation, name: str) -> tuple[list[Any], Any] | None:
     return None
 
 
-def _check_sorted(gate: Gate, op: Operation, items: list[Any], field: str, descending: bool,
-                  exchange: Exchange | None, label: str, provenance: str | None) -> None:
-    previous: Any = _MISSING
+def _check_sorted(gate: Gate, op: Operation, items: list[Any], fields: tuple[str, ...],
+                  descending: bool, exchange: Exchange | None, label: str,
+                  provenance: str | None) -> None:
+    field = ", ".join(fields)
+    previous: tuple[Any, ...] | None = None
     for index, item in enumerate(items):
-        value = field_value(item, field)
-        if value is _MISSING or value is None:
+        values = tuple(field_value(item, f) for f in fields)
+        if any(v is _MISSING or v is None for v in values):
             continue  # records without the sort key are placed by the server's own rule
-        if previous is not _MISSING:
-            before, now = _sort_key(previous), _sort_key(value)
+        if previous is not None:
+            before, now = tuple(map(_sort_key, previous)), tuple(map(_sort_key, values))
             if (now > before) if descending else (now < before):
                 direction = "descending" if descending else "ascending"
+                shown = values[0] if len(values) == 1 else values
+                after = previous[0] if len(previous) == 1 else previous
                 _fail(gate, op, "law_ordering",
                       f"{label}: items are not {direction} by {field}: item {index} "
-                      f"({item_key(item)!r}) has {field}={value!r} after {previous!r}",
+                      f"({item_key(item)!r}) has {field}={shown!r} after {after!r}",
                       exchange, provenance, field=field)
                 return
-        previous = value
+        previous = values
 
 
 def check_ordering(gate: Gate) -> None:
@@ -164,15 +163,16 @@ def check_ordering(gate: Gate) -> None:
         spec = order_spec(gate, op)
         if spec is None:
             continue
-        provenance = spec.get("x-provenance")
-        default_direction = spec.get("direction", "asc")
+        provenance = spec.provenance
+        default_direction = spec.direction
         orders = _query_enum(op, "order")
         sorts = _query_enum(op, "sort_by")
-        if "by-sort" in spec and sorts is not None:
-            fields: dict[Any, Any] = dict(spec["by-sort"])
+        fields: dict[Any, tuple[str, ...] | None]
+        if spec.by_sort and sorts is not None:
+            fields = dict(spec.by_sort)
             default_sort = sorts[1]
         else:
-            fields = {None: spec.get("by")}
+            fields = {None: spec.by}
             default_sort = None
         directions: list[str | None] = [None] + (list(orders[0]) if orders else [])
         for sort_value, field in fields.items():
@@ -189,18 +189,15 @@ def check_ordering(gate: Gate) -> None:
                 items, exchange, _ = _walk(gate, op, params, extra, max_pages=3)
                 descending = (direction or default_direction) == "desc"
                 label = " ".join(f"{k}={v}" for k, v in extra.items()) or "no order parameter"
-                _check_sorted(gate, op, items, str(field), descending, exchange, label,
-                              provenance)
+                _check_sorted(gate, op, items, field, descending, exchange, label, provenance)
 
 
 # -- filters -------------------------------------------------------------------------------
 
 
-def _matches(item: Any, spec: dict[str, Any], value: Any) -> bool:
-    actual = field_value(item, spec["field"])
-    allowed = (spec.get("values") or {}).get(value)
-    wanted = list(allowed) if allowed is not None else [value]
-    for candidate in wanted:
+def _matches(item: Any, spec: Filter, value: Any) -> bool:
+    actual = field_value(item, spec.field)
+    for candidate in spec.allowed(value):
         if actual == candidate:
             return True
         if isinstance(actual, bool) and str(actual).lower() == str(candidate).lower():
@@ -220,7 +217,7 @@ def check_filters(gate: Gate) -> None:
             enum = _query_enum(op, name)
             values: list[Any] = list(enum[0]) if enum and enum[0] else []
             if not values:
-                seen = [field_value(item, spec["field"]) for item in whole]
+                seen = [field_value(item, spec.field) for item in whole]
                 values = sorted({v for v in seen if isinstance(v, str) and v})[:2]
             for value in values:
                 items, exchange, done = _walk(gate, op, params, {name: value})
@@ -228,8 +225,8 @@ def check_filters(gate: Gate) -> None:
                 if wrong:
                     _fail(gate, op, "law_filter",
                           f"{name}={value}: item {item_key(wrong[0])!r} has "
-                          f"{spec['field']}={field_value(wrong[0], spec['field'])!r}",
-                          exchange, spec.get("x-provenance"), parameter=name)
+                          f"{spec.field}={field_value(wrong[0], spec.field)!r}",
+                          exchange, spec.provenance, parameter=name)
                     continue
                 if complete and done:
                     expected = {item_key(i) for i in whole if _matches(i, spec, value)}
@@ -238,9 +235,9 @@ def check_filters(gate: Gate) -> None:
                         missing = sorted(map(str, expected - got))[:5]
                         _fail(gate, op, "law_filter",
                               f"{name}={value}: the filtered list is not the unfiltered list "
-                              f"filtered on {spec['field']}: missing {missing}, "
+                              f"filtered on {spec.field}: missing {missing}, "
                               f"extra {sorted(map(str, got - expected))[:5]}",
-                              exchange, spec.get("x-provenance"), parameter=name)
+                              exchange, spec.provenance, parameter=name)
 
 
 # -- documented defaults -------------------------------------------------------------------

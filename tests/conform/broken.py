@@ -10,6 +10,7 @@ import orjson
 from mockserver.engine.app import MockApp
 from mockserver.engine.context import Context
 from mockserver.engine.errors import BadRequest, Conflict
+from mockserver.engine.handlers._common import where_filtered
 
 Scope = dict[str, Any]
 Handler = Callable[[Context], Any]
@@ -302,6 +303,16 @@ def resolve_as_reviewed(mock: MockApp) -> None:
             return original(ctx)
         return handler
     override(mock, "resolveEscalation", wrap)
+
+
+def nodes_by_title_alone(mock: MockApp) -> None:
+    """listKnowledgeNodes: sorted by title alone, not by depth then title (the stated order)."""
+    def handler(ctx: Context) -> Any:
+        return ctx.page("kb_nodes", partition={"workspace_id": ctx.workspace_id},
+                        order=("title",), descending=False, where=where_filtered(ctx),
+                        render="KnowledgeNode")
+    mock.handlers = dict(mock.handlers)
+    mock.handlers["listKnowledgeNodes"] = handler
 
 
 def open_filter_leaks(mock: MockApp) -> None:

@@ -16,6 +16,8 @@ LAW_DEFECTS = [
            plant=broken.ignore_order),
     Defect("sort_by ignored", [*LAWS, "--include", "listConversations"], {"law_ordering"},
            plant=broken.ignore_sort_by),
+    Defect("nodes sorted by title alone", [*LAWS, "--include", "listKnowledgeNodes"],
+           {"law_ordering"}, plant=broken.nodes_by_title_alone),
     Defect("50 items without limit", [*LAWS, "--include", "listContacts"], {"law_default"},
            wrap=broken.default_page_of_50),
     Defect("status=open filter leaks", [*LAWS, "--include", "listTickets"], {"law_filter"},
