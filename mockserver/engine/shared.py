@@ -155,7 +155,7 @@ end
 return {epoch, last}
 """
 
-# KEYS: log, last, epoch, journal, windows, limits.
+# KEYS: log, last, epoch, journal, windows, limits, then the journal's sizes, bytes, dropped.
 # ARGV: expected last id ('*': no check), base flag, epoch, limits (flat field/value list
 # after ARGV[5] when ARGV[4] == '1'), then the entry's fields after the limits.
 # Returns {1, id} or {0, last id} (someone appended first).
@@ -170,7 +170,7 @@ local id = redis.call('XADD', KEYS[1], '*', unpack(fields))
 redis.call('SET', KEYS[2], id)
 if ARGV[2] == '1' then
   redis.call('XTRIM', KEYS[1], 'MINID', id)
-  redis.call('DEL', KEYS[4], KEYS[5])
+  redis.call('DEL', KEYS[4], KEYS[5], KEYS[7], KEYS[8], KEYS[9])
 end
 if ARGV[4] == '1' then
   redis.call('DEL', KEYS[5], KEYS[6])
@@ -187,22 +187,36 @@ if over then return {1, over[1], over[2]} end
 return {0}
 """
 
-# KEYS: journal, seq, dropped. ARGV: entry, maxlen. Returns the entry's sequence number.
+# Runs right after the RPUSH of a journal entry, in one MULTI (SharedJournal.record): numbers
+# it, and drops the oldest entries past either bound (the newest is always kept), as
+# Journal.record does in memory. The entries' numbers are consecutive, so the journal's last
+# number and its length give each entry's. KEYS: journal, seq, dropped, sizes, bytes.
+# ARGV: the entry's size (JournalEntry.kept_bytes), max entries, max bytes. Returns how many
+# entries were dropped.
 _RECORD = """
-local seq = redis.call('INCR', KEYS[2])
-local n = redis.call('RPUSH', KEYS[1], seq .. '|' .. ARGV[1])
-local over = n - tonumber(ARGV[2])
-if over > 0 then
-  redis.call('LTRIM', KEYS[1], over, -1)
-  redis.call('INCRBY', KEYS[3], over)
+local n = redis.call('LLEN', KEYS[1])
+redis.call('INCR', KEYS[2])
+redis.call('RPUSH', KEYS[4], ARGV[1])
+local total = redis.call('INCRBY', KEYS[5], ARGV[1])
+local maxlen, maxbytes = tonumber(ARGV[2]), tonumber(ARGV[3])
+local drop, freed = 0, 0
+while n - drop > 1 and (n - drop > maxlen or total - freed > maxbytes) do
+  freed = freed + tonumber(redis.call('LPOP', KEYS[4]) or '0')
+  drop = drop + 1
 end
-return seq
+if drop > 0 then
+  redis.call('LTRIM', KEYS[1], drop, -1)
+  redis.call('INCRBY', KEYS[3], drop)
+  redis.call('DECRBY', KEYS[5], freed)
+end
+return drop
 """
 
-# KEYS: journal. Returns how many entries were dropped.
+# KEYS: journal, sizes, bytes, dropped (numbering goes on, as in memory). Returns how many
+# entries were dropped.
 _CLEAR = """
 local n = redis.call('LLEN', KEYS[1])
-redis.call('DEL', KEYS[1])
+redis.call('DEL', KEYS[1], KEYS[2], KEYS[3], KEYS[4])
 return n
 """
 
@@ -270,15 +284,14 @@ class SharedLog:
         prefix = f"mock:{{{namespace}}}:"
         self.prefix = prefix
         self.keys = {name: prefix + name for name in
-                     ("log", "last", "epoch", "journal", "jseq", "jdrop", "windows", "limits",
-                      "meta")}
+                     ("log", "last", "epoch", "journal", "jseq", "jdrop", "jsizes", "jbytes",
+                      "windows", "limits", "meta")}
         self._sync = self.client.register_script(_SYNC)
         self._append = self.client.register_script(_APPEND)
         self._hit = self.client.register_script(_HIT)
-        self._record = self.client.register_script(_RECORD)
         self._clear = self.client.register_script(_CLEAR)
         self._meta = self.client.register_script(_META)
-        self._scripts = (self._sync, self._append, self._hit, self._record, self._clear)
+        self._scripts = (self._sync, self._append, self._hit, self._clear)
         self._sync_keys = [self.keys[k] for k in ("log", "last", "epoch", "limits", "windows")]
         self.last_id = "0-0"  # the last entry this worker applied
         self.epoch = ""  # which incarnation of the namespace that id belongs to
@@ -287,7 +300,7 @@ class SharedLog:
         # buffer written and one reply read per call (the pool's checkout and per-argument
         # writes cost more than Redis's work), and an order for what `post` sends unanswered.
         self._conn: Any = None
-        self._posted: list[tuple[Any, list[str], list[Any]]] = []  # sent, reply not yet read
+        self._posted = 0  # replies of what `post` sent, not yet read
 
     # -- Redis calls, with their failures turned into 503 ----------------------------------------
 
@@ -299,12 +312,12 @@ class SharedLog:
         with self.lock:
             try:
                 self._read_posted()
-                self._send("EVALSHA", script.sha, len(keys), *keys, *args)
+                self._send(("EVALSHA", script.sha, len(keys), *keys, *args))
                 try:
                     return self._conn.read_response()
                 except self._no_script:  # Redis lost its script cache (a restart, a flush)
                     self._load_scripts()
-                    self._send("EVALSHA", script.sha, len(keys), *keys, *args)
+                    self._send(("EVALSHA", script.sha, len(keys), *keys, *args))
                     return self._conn.read_response()
             except self._response_error as exc:  # answered: the connection is in step
                 raise self.unavailable(exc) from None
@@ -317,7 +330,7 @@ class SharedLog:
         with self.lock:
             try:
                 self._read_posted()
-                self._send(name, *args)
+                self._send((name, *args))
                 return self._conn.read_response()
             except self._response_error as exc:
                 raise self.unavailable(exc) from None
@@ -325,62 +338,78 @@ class SharedLog:
                 self._lost()
                 raise self.unavailable(exc) from None
 
-    def post(self, script: Any, keys: list[str], args: list[Any]) -> None:
-        """Send a Lua script without waiting for its reply, which the next call reads.
+    def atomically(self, *commands: tuple[Any, ...]) -> list[Any]:
+        """Run commands in one MULTI (one round trip); their replies."""
+        with self.lock:
+            try:
+                self._read_posted()
+                self._send(("MULTI",), *commands, ("EXEC",))
+                for _ in range(len(commands) + 1):
+                    self._conn.read_response()  # OK, QUEUED...
+                replies: list[Any] = self._conn.read_response()
+            except self._response_error as exc:
+                raise self.unavailable(exc) from None
+            except self.redis_errors as exc:
+                self._lost()
+                raise self.unavailable(exc) from None
+        for reply in replies:
+            if isinstance(reply, Exception):
+                raise self.unavailable(reply)
+        return replies
 
-        Redis has the whole command before this returns, with nothing unanswered before it
-        on this connection, and runs each connection's commands in order; so what a later
-        call of any worker reads includes it (DECISIONS R11). A command longer than what
-        Redis reads from a client at once (`POST_MAX`) is waited for, so that it is never
-        run after a command sent later on another connection.
+    def post(self, *commands: tuple[Any, ...]) -> None:
+        """Send commands in one write without waiting for their replies (the next call on
+        this connection reads them); only commands whose failure the caller can shrug off.
+
+        Redis has the whole write before this returns, with nothing unanswered before it on
+        this connection, and serves its connections in the order they have something to
+        read; so a command sent later, by any worker, runs after these (DECISIONS R11). A
+        write longer than what Redis reads from a client at once (`POST_MAX`) is waited for,
+        so that it is never run after a command sent later on another connection.
         """
         with self.lock:
             try:
                 self._read_posted()
-                size = self._send("EVALSHA", script.sha, len(keys), *keys, *args)
-                self._posted.append((script, keys, args))
+                size = self._send(*commands)
+                self._posted += len(commands)
                 if size > POST_MAX:
                     self._read_posted()
             except self.redis_errors as exc:
                 self._lost()
                 raise self.unavailable(exc) from None
 
-    def _send(self, *args: Any) -> int:
+    def _send(self, *commands: tuple[Any, ...]) -> int:
+        """Write commands to the worker's connection in one buffer; its size."""
         conn = self._conn
         if conn is None:
             conn = self._conn = self.client.connection_pool.make_connection()
-        packed = b"".join(conn.pack_command(*args))
+        packed = b"".join(b"".join(conn.pack_command(*command)) for command in commands)
         conn.send_packed_command([packed], check_health=False)
         return len(packed)
 
     def _read_posted(self) -> None:
-        """Read the replies of what `post` sent; a script Redis no longer knew runs again."""
-        again = []
+        """Read the replies of what `post` sent."""
         while self._posted:
-            posted = self._posted.pop(0)
+            self._posted -= 1
             try:
-                self._conn.read_response()
-            except self._no_script:
-                again.append(posted)
-            except self._response_error as exc:  # pragma: no cover - a bug of a script
-                log.warning("shared state: a posted script failed: %s", exc)
-        if again:
-            self._load_scripts()
-            for script, keys, args in again:
-                self._send("EVALSHA", script.sha, len(keys), *keys, *args)
-                self._conn.read_response()
+                reply = self._conn.read_response()
+            except self._response_error as exc:  # pragma: no cover - a bug of ours
+                reply = [exc]
+            for failed in reply if isinstance(reply, list) else ():
+                if isinstance(failed, Exception):  # pragma: no cover - a bug of ours
+                    log.warning("shared state: a posted command failed: %s", failed)
 
     def _load_scripts(self) -> None:
         for script in self._scripts:
-            self._send("SCRIPT", "LOAD", script.script)
+            self._send(("SCRIPT", "LOAD", script.script))
             self._conn.read_response()
 
     def _lost(self) -> None:
         """The connection broke: what was posted and not confirmed may be lost."""
         if self._posted:
-            log.warning("request journal: %d entries may be lost with the connection to "
-                        "Redis at %s", len(self._posted), self.url)
-            self._posted.clear()
+            log.warning("request journal: the last entry may be lost with the connection to "
+                        "Redis at %s", self.url)
+            self._posted = 0
         if self._conn is not None:
             self._conn.disconnect()
 
@@ -394,7 +423,7 @@ class SharedLog:
                              "redis.call('HSET', KEYS[1], unpack(ARGV)) end return 1",
                              1, self.keys["limits"], *[x for kv in limits.items() for x in kv])
             with self.lock:
-                self._send("PING")
+                self._send(("PING",))
                 self._conn.read_response()
                 self._load_scripts()
             self.catch_up()
@@ -544,7 +573,7 @@ class SharedLog:
         flat = [x for kv in (limits or {}).items() for x in kv]
         ok, last = self.call(self._append, [self.keys[k] for k in
                                             ("log", "last", "epoch", "journal", "windows",
-                                             "limits")],
+                                             "limits", "jsizes", "jbytes", "jdrop")],
                              [expected, int(base), self.epoch or secrets.token_hex(8),
                               int(limits is not None), len(flat), *flat, *fields])
         return bool(ok), last.decode()
@@ -612,7 +641,7 @@ class SharedMockState(MockState):
         self.files.store = self.store
         self.log = log_ = SharedLog(self, url, namespace)
         self.store.log = log_
-        self.journal = SharedJournal(journal_size, log_)  # bounded by entries, not bytes
+        self.journal = SharedJournal(journal_size, journal_bytes, log_)
         self.limiter = SharedRateLimiter(self.clock, log_)
         self._dataset_key: str | None = None  # the loaded dataset's key in Redis; None: initial
         self._fault_next = 1  # the next fault rule's id (ids continue across resets)
@@ -1019,22 +1048,17 @@ class SharedRateLimiter(RateLimiter):
             raise _too_many(kind, int(reply[1]), int(reply[2]), now_ms)
 
 
-def _text(raw: bytes | None) -> str | None:
-    return None if raw is None else raw.decode("latin-1")
-
-
-def _raw(text: str | None) -> bytes | None:
-    return None if text is None else text.encode("latin-1")
-
-
 class SharedJournal(Journal):
-    """The request journal as a bounded Redis list (every worker records into it). Bounded
-    by its number of entries (`--journal-size`); bodies over 64 KiB are kept as their size,
-    as in memory."""
+    """The request journal as a Redis list that every worker records into, bounded as in
+    memory by its number of entries (`--journal-size`) and by the bytes they keep
+    (`--journal-bytes`, counted as `JournalEntry.kept_bytes`); bodies over 64 KiB are kept as
+    their size. Entries are numbered by Redis: the entry `record` returns has `seq` 0."""
 
-    def __init__(self, maxlen: int, shared: SharedLog) -> None:
-        super().__init__(maxlen)
+    def __init__(self, maxlen: int, max_bytes: int, shared: SharedLog) -> None:
+        super().__init__(maxlen, max_bytes)
         self.shared = shared
+        keys = shared.keys
+        self._keys = [keys[k] for k in ("journal", "jseq", "jdrop", "jsizes", "jbytes")]
 
     def record(self, **fields: Any) -> JournalEntry:
         for name, size_field in (("body", "body_size"), ("response_body", "response_size")):
@@ -1044,31 +1068,39 @@ class SharedJournal(Journal):
                 fields[name] = None
                 fields["truncated"] = (*fields.get("truncated", ()), name)
         fields["raw_headers"] = tuple(fields.get("raw_headers", ()))
+        entry = JournalEntry(seq=0, **fields)
+        body, response = entry.body, entry.response_body
+        # The fields as JSON, a newline (never in orjson's output), then both bodies as they are.
         data = orjson.dumps({
-            "t": fields["time_ms"], "m": fields["method"], "p": fields["path"],
-            "q": _text(fields["query_string"]),
-            "h": [[_text(k), _text(v)] for k, v in fields["raw_headers"]],
-            "b": _text(fields.get("body")), "s": fields["status"],
-            "r": _text(fields.get("response_body")), "l": fields["latency_ms"],
-            "o": fields.get("operation_id"), "f": fields.get("fault"),
-            "i": list(fields.get("ignored_params", ())), "x": list(fields.get("truncated", ())),
-            "bs": fields.get("body_size", 0), "rs": fields.get("response_size", 0),
-        })
-        try:  # sent before the answer, its reply read later (SharedLog.post)
-            self.shared.post(self.shared._record,
-                             [self.shared.keys["journal"], self.shared.keys["jseq"],
-                              self.shared.keys["jdrop"]],
-                             [data, self.maxlen])
+            "t": entry.time_ms, "m": entry.method, "p": entry.path,
+            "q": entry.query_string.decode("latin-1"),
+            "h": [[k.decode("latin-1"), v.decode("latin-1")] for k, v in entry.raw_headers],
+            "b": None if body is None else len(body), "s": entry.status,
+            "r": None if response is None else len(response), "l": entry.latency_ms,
+            "o": entry.operation_id, "f": entry.fault, "i": list(entry.ignored_params),
+            "x": list(entry.truncated), "bs": entry.body_size, "rs": entry.response_size,
+        }) + b"\n" + (body or b"") + (response or b"")
+        keys = self._keys
+        # Sent before the answer, its replies read on the next call (SharedLog.post). In one
+        # MULTI, and EVAL rather than EVALSHA: a script cache Redis lost cannot leave an entry
+        # pushed but not numbered.
+        try:
+            self.shared.post(("MULTI",), ("RPUSH", keys[0], data),
+                             ("EVAL", _RECORD, len(keys), *keys,  # not EVALSHA: see above
+                              entry.kept_bytes(), self.maxlen, self.max_bytes),
+                             ("EXEC",))
         except StateUnavailable as exc:  # the answer is sent all the same; the entry is lost
             log.warning("request journal: %s", exc.message)
-        return JournalEntry(seq=0, **fields)  # numbered by Redis: read the journal for it
+        return entry
 
     def clear(self) -> int:
-        return int(self.shared.call(self.shared._clear, [self.shared.keys["journal"]], []))
+        keys = self.shared.keys
+        return int(self.shared.call(self.shared._clear, [keys["journal"], keys["jsizes"],
+                                                         keys["jbytes"], keys["jdrop"]], []))
 
     @property
     def dropped(self) -> int:
-        """Entries that fell off the end (the oldest first)."""
+        """Entries that fell off (either bound) since the last clear."""
         return int(self.shared.command("GET", self.shared.keys["jdrop"]) or 0)
 
     @dropped.setter
@@ -1077,21 +1109,26 @@ class SharedJournal(Journal):
 
     @property
     def kept_bytes(self) -> int:
-        return sum(e.kept_bytes() for e in self._all())
+        return int(self.shared.command("GET", self.shared.keys["jbytes"]) or 0)
 
     def __len__(self) -> int:
         return int(self.shared.command("LLEN", self.shared.keys["journal"]))
 
     def _all(self) -> list[JournalEntry]:
+        keys = self.shared.keys
+        last, raws = self.shared.atomically(("GET", keys["jseq"]),
+                                            ("LRANGE", keys["journal"], 0, -1))
         out = []
-        for raw in self.shared.command("LRANGE", self.shared.keys["journal"], 0, -1):
-            seq, _, data = raw.partition(b"|")
-            e = orjson.loads(data)
+        for seq, raw in enumerate(raws, int(last or 0) - len(raws) + 1):
+            meta, _, bodies = raw.partition(b"\n")
+            e = orjson.loads(meta)
+            body_length = e["b"] or 0
             out.append(JournalEntry(
-                seq=int(seq), time_ms=e["t"], method=e["m"], path=e["p"],
-                query_string=_raw(e["q"]) or b"",
+                seq=seq, time_ms=e["t"], method=e["m"], path=e["p"],
+                query_string=e["q"].encode("latin-1"),
                 raw_headers=tuple((k.encode("latin-1"), v.encode("latin-1")) for k, v in e["h"]),
-                body=_raw(e["b"]), status=e["s"], response_body=_raw(e["r"]),
+                body=None if e["b"] is None else bodies[:body_length], status=e["s"],
+                response_body=None if e["r"] is None else bodies[body_length:],
                 latency_ms=e["l"], operation_id=e["o"], fault=e["f"],
                 ignored_params=tuple(e["i"]), truncated=tuple(e["x"]), body_size=e["bs"],
                 response_size=e["rs"]))

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from redis_server import RedisServer
 
+from mockserver.engine.errors import StaleRead
 from mockserver.engine.shared import StateUnavailable
 
 from .conftest import Workers, in_memory
@@ -109,6 +110,66 @@ def test_the_journal_is_one_for_all_workers(workers: Workers) -> None:
         assert found["data"][0]["seq"] < found["data"][1]["seq"]
     assert b.delete("/__mock__/requests").json() == {"cleared": 2}
     assert a.get("/__mock__/requests").json()["total"] == 0
+
+
+def test_the_journal_keeps_the_byte_budget_of_the_in_memory_one(workers: Workers) -> None:
+    """`--journal-bytes` bounds the shared journal as it does the in-memory one: the same
+    requests leave the same entries, the same dropped count and the same bytes kept."""
+    budget = {"journal_size": 1000, "journal_bytes": 40_000}
+    shared = [workers.add(**budget), workers.add(**budget)]
+    alone = in_memory(**budget)
+    skills = f"/v1/skills?workspace_id={HARBOR}"
+    big = b'{"first_name": "' + b"x" * 70_000 + b'"}'  # over 64 KiB: kept as its size
+    for client in (shared[0], alone):
+        client.post(skills, content=big)
+    for i in range(24):
+        for client in (shared[i % 2], alone):
+            client.post(skills, content=b'{"x": "' + b"y" * (3_000 + i) + b'"}')
+
+    def kept(client: Any) -> tuple[Any, ...]:
+        listed = client.get("/__mock__/requests").json()
+        return (listed["total"], listed["dropped"],
+                [(e["seq"], e["path"], e["status"], e["body"], e["truncated"])
+                 for e in listed["data"]])
+
+    want = kept(alone)
+    assert 5 < want[0] < 24 and want[1] > 1  # the budget, not the entry count, dropped them
+    assert kept(shared[0]) == kept(shared[1]) == want
+    mocks: Any = workers.mocks
+    assert mocks[0].state.journal.kept_bytes == alone.app.mock.state.journal.kept_bytes  # type: ignore[attr-defined]
+    assert mocks[1].state.journal.kept_bytes <= 40_000
+    # Cleared, it starts counting again (numbers go on, as in memory).
+    assert shared[1].delete("/__mock__/requests").json() == {"cleared": want[0]}
+    shared[0].get(skills)
+    after = shared[1].get("/__mock__/requests").json()
+    assert (after["total"], after["dropped"]) == (1, 0)
+    assert after["data"][0]["seq"] == want[2][-1][0] + 1
+
+
+def test_a_request_run_again_fires_its_fault_and_is_recorded_once(
+        workers: Workers, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A request whose read turns out stale runs again (StaleRead): the fault it fired is
+    not fired twice and it has one journal entry."""
+    a, b = workers.add(), workers.add()
+    assert a.post("/__mock__/faults", json={"delay_ms": 1, "path": "/v1/tickets",
+                                            "count": 2}).status_code == 201
+    assert len(b.get("/__mock__/faults").json()["data"]) == 1  # B has applied the rule
+    state: Any = workers.mocks[1].state
+    confirm = state.log.confirm
+    runs = []
+
+    def stale_once(view: Any, count: Any = None) -> None:
+        runs.append(count)
+        if len(runs) == 1:
+            raise StaleRead  # as when another worker appends after the fault fired
+        confirm(view, count)
+
+    monkeypatch.setattr(state.log, "confirm", stale_once)
+    assert b.get("/v1/tickets", params={"workspace_id": HARBOR}).status_code == 200
+    assert len(runs) == 2
+    assert [r["remaining"] for r in a.get("/__mock__/faults").json()["data"]] == [1]
+    recorded = a.get("/__mock__/requests").json()["data"]
+    assert [(e["path"], e["fault"] is not None) for e in recorded] == [("/v1/tickets", True)]
 
 
 def test_namespaces_keep_mocks_on_one_redis_apart(redis_server: RedisServer) -> None:
