@@ -140,9 +140,9 @@ end
 # entries the worker has not applied (nothing counted), else {epoch, last id} (counted), or
 # {epoch, last id, limit, window start} (over the limit).
 _SYNC = _HIT_FUNCTION + """
-local epoch = redis.call('GET', KEYS[3])
+local got = redis.call('MGET', KEYS[3], KEYS[2])
+local epoch, last = got[1], got[2] or '0-0'
 if not epoch then redis.call('SET', KEYS[3], ARGV[4]); epoch = ARGV[4] end
-local last = redis.call('GET', KEYS[2]) or '0-0'
 if epoch ~= ARGV[2] or last ~= ARGV[1] then
   local start = '(' .. ARGV[1]
   if epoch ~= ARGV[2] then start = '-' end
@@ -155,7 +155,7 @@ end
 return {epoch, last}
 """
 
-# KEYS: log, last, epoch, journal, windows, limits, then the journal's sizes, bytes, dropped.
+# KEYS: log, last, epoch, journal, windows, limits, then the journal's sizes and jmeta.
 # ARGV: expected last id ('*': no check), base flag, epoch, limits (flat field/value list
 # after ARGV[5] when ARGV[4] == '1'), then the entry's fields after the limits.
 # Returns {1, id} or {0, last id} (someone appended first).
@@ -170,7 +170,8 @@ local id = redis.call('XADD', KEYS[1], '*', unpack(fields))
 redis.call('SET', KEYS[2], id)
 if ARGV[2] == '1' then
   redis.call('XTRIM', KEYS[1], 'MINID', id)
-  redis.call('DEL', KEYS[4], KEYS[5], KEYS[7], KEYS[8], KEYS[9])
+  redis.call('DEL', KEYS[4], KEYS[5], KEYS[7])
+  redis.call('HDEL', KEYS[8], 'bytes', 'dropped')
 end
 if ARGV[4] == '1' then
   redis.call('DEL', KEYS[5], KEYS[6])
@@ -189,34 +190,33 @@ return {0}
 
 # Runs right after the RPUSH of a journal entry, in one MULTI (SharedJournal.record): numbers
 # it, and drops the oldest entries past either bound (the newest is always kept), as
-# Journal.record does in memory. The entries' numbers are consecutive, so the journal's last
-# number and its length give each entry's. KEYS: journal, seq, dropped, sizes, bytes.
-# ARGV: the entry's size (JournalEntry.kept_bytes), max entries, max bytes. Returns how many
-# entries were dropped.
+# Journal.record does in memory. `sizes` is a list beside the journal (each entry's size);
+# `jmeta` holds `seq` (the last entry's number: numbers are consecutive, so it and the
+# journal's length give each entry's), `bytes` (kept in all) and `dropped`.
+# KEYS: journal, sizes, jmeta. ARGV: the entry's size (JournalEntry.kept_bytes), max entries,
+# max bytes. Returns how many entries were dropped.
 _RECORD = """
-local n = redis.call('LLEN', KEYS[1])
-redis.call('INCR', KEYS[2])
-redis.call('RPUSH', KEYS[4], ARGV[1])
-local total = redis.call('INCRBY', KEYS[5], ARGV[1])
+local n = redis.call('RPUSH', KEYS[2], ARGV[1])
+local meta = redis.call('HMGET', KEYS[3], 'seq', 'bytes', 'dropped')
+local total = tonumber(meta[2] or '0') + tonumber(ARGV[1])
 local maxlen, maxbytes = tonumber(ARGV[2]), tonumber(ARGV[3])
-local drop, freed = 0, 0
-while n - drop > 1 and (n - drop > maxlen or total - freed > maxbytes) do
-  freed = freed + tonumber(redis.call('LPOP', KEYS[4]) or '0')
+local drop = 0
+while n - drop > 1 and (n - drop > maxlen or total > maxbytes) do
+  total = total - tonumber(redis.call('LPOP', KEYS[2]) or '0')
   drop = drop + 1
 end
-if drop > 0 then
-  redis.call('LTRIM', KEYS[1], drop, -1)
-  redis.call('INCRBY', KEYS[3], drop)
-  redis.call('DECRBY', KEYS[5], freed)
-end
+if drop > 0 then redis.call('LTRIM', KEYS[1], drop, -1) end
+redis.call('HSET', KEYS[3], 'seq', tonumber(meta[1] or '0') + 1, 'bytes', total,
+           'dropped', tonumber(meta[3] or '0') + drop)
 return drop
 """
 
-# KEYS: journal, sizes, bytes, dropped (numbering goes on, as in memory). Returns how many
-# entries were dropped.
+# KEYS: journal, sizes, jmeta (numbering goes on, as in memory). Returns how many entries
+# were dropped.
 _CLEAR = """
 local n = redis.call('LLEN', KEYS[1])
-redis.call('DEL', KEYS[1], KEYS[2], KEYS[3], KEYS[4])
+redis.call('DEL', KEYS[1], KEYS[2])
+redis.call('HDEL', KEYS[3], 'bytes', 'dropped')
 return n
 """
 
@@ -284,8 +284,8 @@ class SharedLog:
         prefix = f"mock:{{{namespace}}}:"
         self.prefix = prefix
         self.keys = {name: prefix + name for name in
-                     ("log", "last", "epoch", "journal", "jseq", "jdrop", "jsizes", "jbytes",
-                      "windows", "limits", "meta")}
+                     ("log", "last", "epoch", "journal", "jsizes", "jmeta", "windows",
+                      "limits", "meta")}
         self._sync = self.client.register_script(_SYNC)
         self._append = self.client.register_script(_APPEND)
         self._hit = self.client.register_script(_HIT)
@@ -311,14 +311,11 @@ class SharedLog:
         """Run a Lua script and return its reply."""
         with self.lock:
             try:
-                self._read_posted()
-                self._send(("EVALSHA", script.sha, len(keys), *keys, *args))
                 try:
-                    return self._conn.read_response()
+                    return self._exchange(("EVALSHA", script.sha, len(keys), *keys, *args))
                 except self._no_script:  # Redis lost its script cache (a restart, a flush)
                     self._load_scripts()
-                    self._send(("EVALSHA", script.sha, len(keys), *keys, *args))
-                    return self._conn.read_response()
+                    return self._exchange(("EVALSHA", script.sha, len(keys), *keys, *args))
             except self._response_error as exc:  # answered: the connection is in step
                 raise self.unavailable(exc) from None
             except self.redis_errors as exc:
@@ -326,12 +323,10 @@ class SharedLog:
                 raise self.unavailable(exc) from None
 
     def command(self, name: str, *args: Any) -> Any:
-        """Run one command (after the replies of what was posted: in order with it)."""
+        """Run one command (in order with what was posted)."""
         with self.lock:
             try:
-                self._read_posted()
-                self._send((name, *args))
-                return self._conn.read_response()
+                return self._exchange((name, *args))
             except self._response_error as exc:
                 raise self.unavailable(exc) from None
             except self.redis_errors as exc:
@@ -342,11 +337,7 @@ class SharedLog:
         """Run commands in one MULTI (one round trip); their replies."""
         with self.lock:
             try:
-                self._read_posted()
-                self._send(("MULTI",), *commands, ("EXEC",))
-                for _ in range(len(commands) + 1):
-                    self._conn.read_response()  # OK, QUEUED...
-                replies: list[Any] = self._conn.read_response()
+                replies: list[Any] = self._exchange(("MULTI",), *commands, ("EXEC",))
             except self._response_error as exc:
                 raise self.unavailable(exc) from None
             except self.redis_errors as exc:
@@ -356,6 +347,23 @@ class SharedLog:
             if isinstance(reply, Exception):
                 raise self.unavailable(reply)
         return replies
+
+    def _exchange(self, *commands: tuple[Any, ...]) -> Any:
+        """Send commands in one write, then read the replies of what was posted before them
+        (Redis answers in order: they are usually in the same read) and theirs; the last
+        command's reply. An error reply is raised once all are read."""
+        self._send(*commands)
+        self._read_posted()
+        failed: BaseException | None = None
+        reply = None
+        for _ in commands:
+            try:
+                reply = self._conn.read_response()
+            except self._response_error as exc:
+                failed = failed or exc
+        if failed is not None:
+            raise failed
+        return reply
 
     def post(self, *commands: tuple[Any, ...]) -> None:
         """Send commands in one write without waiting for their replies (the next call on
@@ -400,9 +408,7 @@ class SharedLog:
                     log.warning("shared state: a posted command failed: %s", failed)
 
     def _load_scripts(self) -> None:
-        for script in self._scripts:
-            self._send(("SCRIPT", "LOAD", script.script))
-            self._conn.read_response()
+        self._exchange(*[("SCRIPT", "LOAD", script.script) for script in self._scripts])
 
     def _lost(self) -> None:
         """The connection broke: what was posted and not confirmed may be lost."""
@@ -423,8 +429,6 @@ class SharedLog:
                              "redis.call('HSET', KEYS[1], unpack(ARGV)) end return 1",
                              1, self.keys["limits"], *[x for kv in limits.items() for x in kv])
             with self.lock:
-                self._send(("PING",))
-                self._conn.read_response()
                 self._load_scripts()
             self.catch_up()
         except (StateUnavailable, *self.redis_errors) as exc:  # type: ignore[misc]
@@ -573,7 +577,7 @@ class SharedLog:
         flat = [x for kv in (limits or {}).items() for x in kv]
         ok, last = self.call(self._append, [self.keys[k] for k in
                                             ("log", "last", "epoch", "journal", "windows",
-                                             "limits", "jsizes", "jbytes", "jdrop")],
+                                             "limits", "jsizes", "jmeta")],
                              [expected, int(base), self.epoch or secrets.token_hex(8),
                               int(limits is not None), len(flat), *flat, *fields])
         return bool(ok), last.decode()
@@ -1058,7 +1062,7 @@ class SharedJournal(Journal):
         super().__init__(maxlen, max_bytes)
         self.shared = shared
         keys = shared.keys
-        self._keys = [keys[k] for k in ("journal", "jseq", "jdrop", "jsizes", "jbytes")]
+        self._keys = [keys[k] for k in ("journal", "jsizes", "jmeta")]
 
     def record(self, **fields: Any) -> JournalEntry:
         for name, size_field in (("body", "body_size"), ("response_body", "response_size")):
@@ -1071,7 +1075,7 @@ class SharedJournal(Journal):
         entry = JournalEntry(seq=0, **fields)
         body, response = entry.body, entry.response_body
         # The fields as JSON, a newline (never in orjson's output), then both bodies as they are.
-        data = orjson.dumps({
+        data = b"".join((orjson.dumps({
             "t": entry.time_ms, "m": entry.method, "p": entry.path,
             "q": entry.query_string.decode("latin-1"),
             "h": [[k.decode("latin-1"), v.decode("latin-1")] for k, v in entry.raw_headers],
@@ -1079,7 +1083,7 @@ class SharedJournal(Journal):
             "r": None if response is None else len(response), "l": entry.latency_ms,
             "o": entry.operation_id, "f": entry.fault, "i": list(entry.ignored_params),
             "x": list(entry.truncated), "bs": entry.body_size, "rs": entry.response_size,
-        }) + b"\n" + (body or b"") + (response or b"")
+        }), b"\n", body or b"", response or b""))
         keys = self._keys
         # Sent before the answer, its replies read on the next call (SharedLog.post). In one
         # MULTI, and EVAL rather than EVALSHA: a script cache Redis lost cannot leave an entry
@@ -1094,14 +1098,12 @@ class SharedJournal(Journal):
         return entry
 
     def clear(self) -> int:
-        keys = self.shared.keys
-        return int(self.shared.call(self.shared._clear, [keys["journal"], keys["jsizes"],
-                                                         keys["jbytes"], keys["jdrop"]], []))
+        return int(self.shared.call(self.shared._clear, self._keys, []))
 
     @property
     def dropped(self) -> int:
         """Entries that fell off (either bound) since the last clear."""
-        return int(self.shared.command("GET", self.shared.keys["jdrop"]) or 0)
+        return int(self.shared.command("HGET", self.shared.keys["jmeta"], "dropped") or 0)
 
     @dropped.setter
     def dropped(self, value: int) -> None:
@@ -1109,14 +1111,14 @@ class SharedJournal(Journal):
 
     @property
     def kept_bytes(self) -> int:
-        return int(self.shared.command("GET", self.shared.keys["jbytes"]) or 0)
+        return int(self.shared.command("HGET", self.shared.keys["jmeta"], "bytes") or 0)
 
     def __len__(self) -> int:
         return int(self.shared.command("LLEN", self.shared.keys["journal"]))
 
     def _all(self) -> list[JournalEntry]:
         keys = self.shared.keys
-        last, raws = self.shared.atomically(("GET", keys["jseq"]),
+        last, raws = self.shared.atomically(("HGET", keys["jmeta"], "seq"),
                                             ("LRANGE", keys["journal"], 0, -1))
         out = []
         for seq, raw in enumerate(raws, int(last or 0) - len(raws) + 1):
