@@ -10,8 +10,8 @@ it has not applied yet before it answers a request.
   that copy is and counts the request in its rate-limit window. When another worker appended
   since, the script returns the new entries instead (nothing counted), the worker applies
   them and the pipeline runs the request again (`StaleRead`). A request refused before it is
-  counted (an unknown token or record) confirms its view with the same script.
-
+  counted (an unknown token or record) confirms its view with the same script. All calls of
+  a worker go through its own connection (`SharedLog.call`, `command`, `post`).
 - A request that writes runs its handler on the worker's caught-up store while the worker
   records what it changes (records upserted or deleted, the id counter, the timestamp floor,
   uploaded bytes) and how to undo it. It then appends those effects with a Lua script that
@@ -24,8 +24,10 @@ it has not applied yet before it answers a request.
   *base* entry: it replaces everything before it, so the log is trimmed there and a new
   worker does not replay history that a reset has discarded.
 - Rate-limit windows and limits, and the request journal, are Redis structures used in place
-  (Lua scripts keep each update atomic), not log entries. A journal entry is sent before the
-  answer without waiting for Redis's reply (`SharedLog.post`; read on the next call).
+  (Lua scripts keep each update atomic), not log entries. A journal entry is written to Redis
+  before the answer leaves, without waiting for Redis's reply (`SharedLog.post`; the reply is
+  read with the next call's): the only other Redis call of a read. The journal keeps the
+  bounds of the in-memory one (`--journal-size` entries, `--journal-bytes` bytes).
 - Redis unreachable while serving: the request answers 503 `{"error": ...}` and whatever the
   worker changed locally is undone (never half-applied); the next request catches up again.
   Redis restarted without its data: the mock starts over from its fixtures on every worker.
