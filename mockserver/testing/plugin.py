@@ -433,7 +433,7 @@ class MockServer:
         from `origin`, with the test's settings."""
         mock, app = self.mock_for(config)
         self._count += 1
-        name = f"t{self._count}-{_LABEL.sub('-', label)}"[:64].rstrip("-.")
+        name = _session_name(f"t{self._count}", label)
         settings = _settings(config)
         if mock.state.replicated:  # shared through Redis: no sessions; the default, reset
             if origin is not None:
@@ -466,6 +466,14 @@ class MockServer:
 
 
 _LABEL = re.compile(r"[^A-Za-z0-9._-]+")
+# A session's name is in every URL of its test's client, and httpx parses and checks a URL
+# character by character a few times per request (~4 us per character and request here): the
+# test's name is cut short (enough to recognise it in the inspector), not its 64 characters.
+_LABEL_CHARS = 16
+
+
+def _session_name(prefix: str, label: str) -> str:
+    return f"{prefix}-{_LABEL.sub('-', label)[:_LABEL_CHARS]}".rstrip("-.")
 
 
 def _settings(config: MockApiConfig) -> Settings:
@@ -938,7 +946,7 @@ def _shared_session(config: MockApiConfig, info: dict[str, Any], workerinput: An
             "the shared server's; run it without --mock-api-share-server")
     url = info["url"]
     worker = workerinput.get("workerid", "w")
-    name = f"{worker}-{next(_shared_count)}-{_LABEL.sub('-', label)}"[:64].rstrip("-.")
+    name = _session_name(f"{worker}-{next(_shared_count)}", label)
     body: dict[str, Any] = {"name": name, "seed": config.seed, "clock": config.clock}
     if config.rate_limit is not None:
         body["rate_limit"] = config.rate_limit
