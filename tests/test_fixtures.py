@@ -513,7 +513,8 @@ def test_whole_table_checks_name_the_record_the_per_record_checks_name_first(
 
     # References: a later record breaks the first reference field, an earlier one the last.
     table = next(t for t, d in TABLES.items() if len(d.refs) >= 2 and len(base.tables[t]) >= 5)
-    first_field, last_field = list(TABLES[table].refs)[0], list(TABLES[table].refs)[-1]
+    fields = list(TABLES[table].refs)
+    first_field, last_field = fields[0], fields[-1]
     records = [dict(r) for r in list(base.tables[table].values())[:5]]
     records[3][first_field] = "nowhere_3"
     records[1][last_field] = "nowhere_1"
