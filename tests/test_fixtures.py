@@ -482,3 +482,57 @@ def test_insert_checked_refuses_what_the_loader_refuses(spec: Spec, tmp_path: Pa
     good = {**ticket, "id": "xd_test_good"}
     insert_checked(mock.store, mock.spec, "tickets", good)
     assert mock.store.get("tickets", "xd_test_good") == good
+
+
+def test_whole_table_checks_name_the_record_the_per_record_checks_name_first(
+    spec: Spec,
+) -> None:
+    """The loader checks a table in one pass per schema and per reference field; it names the
+    same record, with the same message, as checking the records one by one in file order."""
+    from mockserver.data.fixtures import RecordCheck, record_check
+
+    check = record_check(spec)
+    base = load_dataset(spec=spec)
+
+    def one_by_one_schema(table: str, rows: dict[str, Any]) -> tuple[str, str] | None:
+        for key, record in rows.items():
+            problem = check.schema_problem(table, record)
+            if problem is not None:
+                return key, problem
+        return None
+
+    def one_by_one_refs(table: str, rows: dict[str, Any]) -> tuple[str, str] | None:
+        def exists(target: str, key: Any) -> bool:
+            return key in base.tables.get(target, {})
+
+        for key, record in rows.items():
+            problem = RecordCheck.dangling(table, record, exists)
+            if problem is not None:
+                return key, problem
+        return None
+
+    # References: a later record breaks the first reference field, an earlier one the last.
+    table = next(t for t, d in TABLES.items() if len(d.refs) >= 2 and len(base.tables[t]) >= 5)
+    fields = list(TABLES[table].refs)
+    first_field, last_field = fields[0], fields[-1]
+    records = [dict(r) for r in list(base.tables[table].values())[:5]]
+    records[3][first_field] = "nowhere_3"
+    records[1][last_field] = "nowhere_1"
+    rows = {r[TABLES[table].key]: r for r in records}
+    found = RecordCheck.first_dangling(table, rows, base.tables)
+    assert found == one_by_one_refs(table, rows)
+    assert found is not None and found[0] == records[1][TABLES[table].key]
+    assert f"field '{last_field}'" in found[1]
+    assert RecordCheck.first_dangling(table, dict(base.tables[table]), base.tables) is None
+
+    # Schemas: one schema (checked in place) and several (projected, stray fields refused).
+    for table, breaks in (("tickets", {3: ("status", "lost"), 1: ("reopen_count", "x")}),
+                          ("contacts", {3: ("first_name", 7), 1: ("no_such_field", 1)})):
+        records = [dict(r) for r in list(base.tables[table].values())[:5]]
+        for index, (name, value) in breaks.items():
+            records[index][name] = value
+        rows = {r["id"]: r for r in records}
+        found = check.first_schema_problem(table, rows)
+        assert found == one_by_one_schema(table, rows)
+        assert found is not None and found[0] == records[1]["id"]
+        assert check.first_schema_problem(table, dict(base.tables[table])) is None

@@ -291,6 +291,31 @@ def test_real_server_mode(pytester: pytest.Pytester, second_server: str,
     result.stdout.fnmatch_lines(["*needs the mock server*real server*"])
 
 
+
+def test_the_configuration_follows_the_environment_between_tests(
+        pytester: pytest.Pytester, second_server: str) -> None:
+    # Options, ini and environment are read once per run, yet a test that changes the
+    # environment (a fixture setting MOCK_API_BASE_URL) gets a configuration that says so.
+    result = run(pytester, f"""
+        import pytest
+
+        @pytest.fixture
+        def real(monkeypatch):
+            monkeypatch.setenv("MOCK_API_BASE_URL", "{second_server}")
+            monkeypatch.setenv("MOCK_API_TOKEN", "mock-write-token")
+
+        def test_mock_first(mock_api):
+            assert mock_api.is_mock
+
+        def test_then_the_real_server(real, mock_api):
+            assert mock_api.base_url == "{second_server}" and not mock_api.is_mock
+            assert mock_api.token() == "mock-write-token"
+
+        def test_mock_again(mock_api):
+            assert mock_api.is_mock
+    """)
+    result.assert_outcomes(passed=3)
+
 IGNORED_PARAMS_TESTS = """
     import pytest
 

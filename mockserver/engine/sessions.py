@@ -17,6 +17,7 @@ sessions; memory held by sessions' and snapshots' changes) with nothing half-cre
 
 from __future__ import annotations
 
+import itertools
 import re
 import secrets
 import sys
@@ -69,7 +70,7 @@ def _record_bytes(state: MockState) -> int:
     dict and its values, plus the layer's and its indexes' entries for it."""
     sizes = []
     for rows in state.dataset.tables.values():
-        for record in list(rows.values())[:20]:
+        for record in itertools.islice(rows.values(), 20):  # not a list of the table
             size = sys.getsizeof(record)
             for key, value in record.items():
                 size += sys.getsizeof(key) + sys.getsizeof(value)

@@ -265,8 +265,13 @@ def read_document(source: Path) -> dict[str, Any]:
     return dict(load_yaml(raw))
 
 
-@functools.lru_cache(maxsize=4)
 def load_spec(path: str | None = None) -> Spec:
-    """Load and compile the document (cached per path: it never changes while running)."""
+    """Load and compile the document (cached per path: it never changes while running).
+    `load_spec()`, `load_spec(None)` and the default's path name one document, parsed once."""
     source = Path(path) if path else data_dir("spec") / "openapi.yaml"
-    return Spec(read_document(source), source)
+    return _load_spec(str(source.resolve()))
+
+
+@functools.lru_cache(maxsize=4)
+def _load_spec(source: str) -> Spec:
+    return Spec(read_document(Path(source)), Path(source))

@@ -221,7 +221,26 @@ def _server_key(config: MockApiConfig) -> list[Any]:
     return [[str(p) for p in config.fixtures], config.self_check, config.journal_size]
 
 
+# What _config_from_options reads besides options and ini (fixed for a pytest run): the
+# environment, and the working directory that relative --mock-api-fixtures paths are under.
+_ENV_SETTINGS = ("MOCK_API_STATE", "MOCK_API_STATE_NAMESPACE", "MOCK_API_BASE_URL",
+                 *(env for _, env in _REMOTE_SETTINGS.values()))
+_CONFIG_KEY = pytest.StashKey[tuple[tuple[str | None, ...], MockApiConfig]]()
+
+
 def _config_from_options(pytestconfig: pytest.Config) -> MockApiConfig:
+    """The configuration from options, ini and environment; worked out once per run (about
+    0.2 ms, for every test) while the environment and working directory stay the same."""
+    key = (os.getcwd(), *(os.environ.get(name) for name in _ENV_SETTINGS))
+    found = pytestconfig.stash.get(_CONFIG_KEY, None)
+    if found is not None and found[0] == key:
+        return found[1]
+    config = _read_config(pytestconfig)
+    pytestconfig.stash[_CONFIG_KEY] = (key, config)
+    return config
+
+
+def _read_config(pytestconfig: pytest.Config) -> MockApiConfig:
     def pick(option: str, ini: str) -> Any:
         value = pytestconfig.getoption(option)
         if value is not None:
@@ -433,7 +452,7 @@ class MockServer:
         from `origin`, with the test's settings."""
         mock, app = self.mock_for(config)
         self._count += 1
-        name = f"t{self._count}-{_LABEL.sub('-', label)}"[:64].rstrip("-.")
+        name = _session_name(f"t{self._count}", label)
         settings = _settings(config)
         if mock.state.replicated:  # shared through Redis: no sessions; the default, reset
             if origin is not None:
@@ -466,6 +485,14 @@ class MockServer:
 
 
 _LABEL = re.compile(r"[^A-Za-z0-9._-]+")
+# A session's name is in every URL of its test's client, and httpx parses and checks a URL
+# character by character a few times per request (~4 us per character and request here): the
+# test's name is cut short (enough to recognise it in the inspector), not its 64 characters.
+_LABEL_CHARS = 16
+
+
+def _session_name(prefix: str, label: str) -> str:
+    return f"{prefix}-{_LABEL.sub('-', label)[:_LABEL_CHARS]}".rstrip("-.")
 
 
 def _settings(config: MockApiConfig) -> Settings:
@@ -938,7 +965,7 @@ def _shared_session(config: MockApiConfig, info: dict[str, Any], workerinput: An
             "the shared server's; run it without --mock-api-share-server")
     url = info["url"]
     worker = workerinput.get("workerid", "w")
-    name = f"{worker}-{next(_shared_count)}-{_LABEL.sub('-', label)}"[:64].rstrip("-.")
+    name = _session_name(f"{worker}-{next(_shared_count)}", label)
     body: dict[str, Any] = {"name": name, "seed": config.seed, "clock": config.clock}
     if config.rate_limit is not None:
         body["rate_limit"] = config.rate_limit
