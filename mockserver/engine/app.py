@@ -12,7 +12,6 @@ in a Starlette application.
 
 from __future__ import annotations
 
-import itertools
 import logging
 import secrets
 import time
@@ -47,7 +46,7 @@ from .errors import (
 )
 from .faults import DropResponse, Faults, fault_response
 from .handlers import load_handlers
-from .journal import MAX_JOURNAL_BYTES, Journal
+from .journal import MAX_JOURNAL_BYTES, Journal, header_size
 from .pagination import CursorCodec
 from .ratelimit import RateLimiter
 from .requestlog import REQUEST_LOGGER, log_request
@@ -129,8 +128,8 @@ MAX_HEADER_BYTES = 16_384  # inferred: common server limits are 8-16 KiB
 def _check_header_size(scope: Scope) -> None:
     # uvicorn's httptools parser sets no limit of its own, so the pipeline enforces one.
     headers = scope["headers"]
-    size = sum(map(len, itertools.chain.from_iterable(headers))) + 4 * len(headers)
-    if size > MAX_HEADER_BYTES:
+    size = scope["mock.header_bytes"] = header_size(headers)  # the journal counts it too
+    if size + 4 * len(headers) > MAX_HEADER_BYTES:
         raise HeadersTooLarge(f"request headers are larger than {MAX_HEADER_BYTES} bytes")
 
 
@@ -440,14 +439,10 @@ class MockApp:
                     request_body = await self._read_body(scope, receive)
                 except (ApiError, ClientDisconnect, RuntimeError):
                     request_body = None
-            state.record_request(
-                time_ms=state.clock.now_ms(), method=method, path=path,
-                query_string=scope.get("query_string", b""),
-                raw_headers=scope.get("headers", ()), body=request_body,
-                status=status, response_body=body,
-                latency_ms=latency_ms, operation_id=scope.get("mock.operation"), fault=fault,
-                ignored_params=ignored,
-            )
+            state.record_request(  # positional: `Journal.record`'s order (every request)
+                state.clock.now_ms(), method, path, scope.get("query_string", b""),
+                scope.get("headers", ()), request_body, status, body, latency_ms,
+                scope.get("mock.operation"), fault, ignored, scope.get("mock.header_bytes"))
         if self.config.request_log and REQUEST_LOGGER.isEnabledFor(20):
             log_request(method, path, status, latency_ms,
                         _header(scope, b"authorization"), fault=fault, ignored=ignored)
@@ -464,7 +459,10 @@ class MockApp:
         query_string = scope.get("query_string", b"")
         if operation_id is None or not query_string or self.config.strict_params:
             return ()
-        return tuple(self.validators[operation_id].ignored(parse_query(query_string)))
+        items = scope.get("mock.query_items")  # parsed by the pipeline, unless refused early
+        if items is None:
+            items = parse_query(query_string)
+        return tuple(self.validators[operation_id].ignored(items))
 
     def _route(self, scope: Scope) -> tuple[Operation, dict[str, str]]:
         path = scope["path"]
@@ -494,8 +492,8 @@ class MockApp:
             principal.check_write(operation.operation_id)
         validator = self.validators[operation.operation_id]
         path = validator.path(raw_path)
-        query = validator.query(parse_query(scope.get("query_string", b"")),
-                                strict=self.config.strict_params)
+        items = scope["mock.query_items"] = parse_query(scope.get("query_string", b""))
+        query = validator.query(items, strict=self.config.strict_params)
         body = None
         if operation.body_schema is not None:
             raw = await self._read_body(scope, receive)

@@ -208,7 +208,8 @@ class RequestValidator:
         """The names in `items` that are not documented query parameters (each once, in order):
         what the default mode ignores and reports."""
         known = self.query_params
-        return list(dict.fromkeys(name for name, _ in items if name not in known))
+        unknown = [name for name, _ in items if name not in known]
+        return list(dict.fromkeys(unknown)) if unknown else unknown
 
     def _query_value(self, name: str, raw: str) -> Any:
         param = self.query_params[name]
