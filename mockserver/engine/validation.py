@@ -154,6 +154,7 @@ class RequestValidator:
         self._query_defaults = {
             name: p.default for name, p in self.query_params.items() if p.default is not None
         }
+        self._required_query = tuple(n for n, p in self.query_params.items() if p.required)
         self._body_defaults = body_defaults(spec, operation)
         self.body_validator = (
             json_validator(operation.body_schema, components)
@@ -199,10 +200,14 @@ class RequestValidator:
             if name in values:
                 raise BadRequest(f"query parameter '{name}' is given more than once")
             values[name] = value
-        for name, param in self.query_params.items():
-            if param.required and name not in values:
+        for name in self._required_query:
+            if name not in values:
                 raise BadRequest(f"query parameter '{name}' is required")
-        return {**self._query_defaults, **values}
+        if not self._query_defaults:
+            return values
+        query = self._query_defaults.copy()
+        query.update(values)
+        return query
 
     def ignored(self, items: Iterable[tuple[str, str]]) -> list[str]:
         """The names in `items` that are not documented query parameters (each once, in order):
