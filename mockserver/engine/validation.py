@@ -175,12 +175,13 @@ class RequestValidator:
             values[name] = value
         return values
 
-    def query(self, items: Iterable[tuple[str, str]], *, strict: bool = False) -> dict[str, Any]:
+    def query(self, items: Iterable[tuple[str, str]], *, strict: bool = False,
+              unknown: list[str] | None = None) -> dict[str, Any]:
         """The documented query parameters, coerced and checked, defaults filled in.
 
         Unknown parameters are ignored (the real service ignores them: decision B10) and are
-        not part of the result, so a request answers as it would without them; `strict`
-        refuses them instead. A documented parameter given twice is refused; an unknown one
+        not part of the result, so a request answers as it would without them (their names
+        are appended to `unknown` when given); `strict` refuses them instead. A documented parameter given twice is refused; an unknown one
         given twice is ignored like any other unknown parameter.
         """
         values: dict[str, Any] = {}
@@ -190,6 +191,8 @@ class RequestValidator:
             if name not in known:
                 if strict:
                     raise BadRequest(f"unknown query parameter '{name}'")
+                if unknown is not None:
+                    unknown.append(name)
                 continue
             value = accepted.get((name, raw), _UNSEEN)
             if value is _UNSEEN:
