@@ -12,7 +12,6 @@ in a Starlette application.
 
 from __future__ import annotations
 
-import itertools
 import logging
 import secrets
 import time
@@ -47,7 +46,7 @@ from .errors import (
 )
 from .faults import DropResponse, Faults, fault_response
 from .handlers import load_handlers
-from .journal import MAX_JOURNAL_BYTES, Journal
+from .journal import MAX_JOURNAL_BYTES, Journal, header_size
 from .pagination import CursorCodec
 from .ratelimit import RateLimiter
 from .requestlog import REQUEST_LOGGER, log_request
@@ -129,8 +128,8 @@ MAX_HEADER_BYTES = 16_384  # inferred: common server limits are 8-16 KiB
 def _check_header_size(scope: Scope) -> None:
     # uvicorn's httptools parser sets no limit of its own, so the pipeline enforces one.
     headers = scope["headers"]
-    size = sum(map(len, itertools.chain.from_iterable(headers))) + 4 * len(headers)
-    if size > MAX_HEADER_BYTES:
+    size = scope["mock.header_bytes"] = header_size(headers)  # the journal counts it too
+    if size + 4 * len(headers) > MAX_HEADER_BYTES:
         raise HeadersTooLarge(f"request headers are larger than {MAX_HEADER_BYTES} bytes")
 
 
@@ -162,7 +161,7 @@ _NOISE_PREFIXES = ("/favicon", "/apple-touch-icon", "/robots.txt", "/.well-known
 
 def _browser_noise(path: str) -> bool:
     """Requests a browser makes on its own (icons, robots, well-known probes): answered, but
-    never journaled, so the inspector shows what clients sent."""
+    never journaled, so the inspector shows what clients sent (inlined in `_observed`)."""
     return path.startswith(_NOISE_PREFIXES)
 
 
@@ -362,8 +361,16 @@ class MockApp:
         try:
             operation, raw_path = self._route(scope)
             _check_header_size(scope)
-            principal = state.tokens.authenticate(_header(scope, b"authorization"))
-            prefer = _header(scope, b"prefer") if self.config.prefer_header else None
+            authorization = prefer = None  # the first of each, in one pass (as `_header`)
+            for key, value in scope["headers"]:
+                if key == b"authorization":
+                    if authorization is None:
+                        authorization = value.decode("latin-1")
+                elif key == b"prefer" and prefer is None:
+                    prefer = value.decode("latin-1")
+            principal = state.tokens.authenticate(authorization)
+            if not self.config.prefer_header:
+                prefer = None
             cache_key = None
             if operation.cacheable and prefer is None and state.cache.enabled:
                 if self.config.strict_params and scope.get("query_string"):
@@ -433,21 +440,17 @@ class MockApp:
         latency_ms = (time.perf_counter() - started) * 1000
         fault = rule.describe() if rule is not None else None
         ignored = self._ignored_params(scope)
-        if state.journal.enabled and not _browser_noise(path):
+        if state.journal.enabled and not path.startswith(_NOISE_PREFIXES):  # _browser_noise
             request_body = scope.get("mock.body")
             if request_body is None and method in ("POST", "PUT", "PATCH", "DELETE"):
                 try:  # not read by the pipeline (refused early): read it for the journal
                     request_body = await self._read_body(scope, receive)
                 except (ApiError, ClientDisconnect, RuntimeError):
                     request_body = None
-            state.record_request(
-                time_ms=state.clock.now_ms(), method=method, path=path,
-                query_string=scope.get("query_string", b""),
-                raw_headers=scope.get("headers", ()), body=request_body,
-                status=status, response_body=body,
-                latency_ms=latency_ms, operation_id=scope.get("mock.operation"), fault=fault,
-                ignored_params=ignored,
-            )
+            state.record_request(  # positional: `Journal.record`'s order (every request)
+                state.clock.now_ms(), method, path, scope.get("query_string", b""),
+                scope.get("headers", ()), request_body, status, body, latency_ms,
+                scope.get("mock.operation"), fault, ignored, scope.get("mock.header_bytes"))
         if self.config.request_log and REQUEST_LOGGER.isEnabledFor(20):
             log_request(method, path, status, latency_ms,
                         _header(scope, b"authorization"), fault=fault, ignored=ignored)
@@ -460,6 +463,9 @@ class MockApp:
     def _ignored_params(self, scope: Scope) -> tuple[str, ...]:
         """The unknown query parameters the pipeline ignored for this request (reported in the
         journal and the request log); none in strict mode, where they are refused."""
+        found = scope.get("mock.ignored")  # validated (unless answered from the cache or
+        if found is not None:  # refused before validation)
+            return found
         operation_id = scope.get("mock.operation")
         query_string = scope.get("query_string", b"")
         if operation_id is None or not query_string or self.config.strict_params:
@@ -494,8 +500,11 @@ class MockApp:
             principal.check_write(operation.operation_id)
         validator = self.validators[operation.operation_id]
         path = validator.path(raw_path)
+        unknown: list[str] = []
         query = validator.query(parse_query(scope.get("query_string", b"")),
-                                strict=self.config.strict_params)
+                                strict=self.config.strict_params, unknown=unknown)
+        # What the journal and the request log report as ignored (found while validating).
+        scope["mock.ignored"] = tuple(dict.fromkeys(unknown)) if unknown else ()
         body = None
         if operation.body_schema is not None:
             raw = await self._read_body(scope, receive)
@@ -517,8 +526,9 @@ class MockApp:
             if prefer is not None:
                 self._apply_preference(operation, prefer)
             version, reads = store.version, clock.reads
-            ctx = Context(self.services, store, self.base_url_of(state), operation, principal,
-                          path, query, body, workspace_id, resource)
+            ctx = Context(self.services, store,
+                          self.base_url if state is self.state else self.base_url_of(state),
+                          operation, principal, path, query, body, workspace_id, resource)
             result = self.handlers[operation.operation_id](ctx)
             return (result, kind, ident, version,
                     version == store.version and reads == clock.reads)

@@ -1,8 +1,8 @@
 """The request journal: what clients sent the mock and what it answered, newest last.
 
 Recording must stay cheap (it runs on every request while enabled), so an entry keeps the raw
-pieces (the ASGI header list, body bytes) and is only rendered (tokens redacted, JSON bodies
-parsed) when someone reads the journal.
+pieces (the ASGI header list, body bytes) in one named tuple, and is only rendered (tokens
+redacted, JSON bodies parsed) when someone reads the journal.
 
 Bounded twice, so that a load test cannot exhaust the mock's memory: at most `maxlen` entries
 and at most `max_bytes` bytes of kept bodies and headers in all (the oldest entries fall off
@@ -15,9 +15,8 @@ from __future__ import annotations
 import itertools
 import threading
 from collections import deque
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any, NamedTuple
 from urllib.parse import parse_qsl
 
 import orjson
@@ -25,12 +24,18 @@ import orjson
 from .auth import redact
 from .clock import format_timestamp
 
-__all__ = ["Journal", "JournalEntry", "redact_header"]
+__all__ = ["Journal", "JournalEntry", "header_size", "redact_header"]
 
 # Headers whose values are credentials: shown redacted, never verbatim.
 _SECRET_HEADERS = {"authorization", "x-mock-control-token", "cookie", "proxy-authorization"}
 _MAX_BODY_SHOWN = 65_536
 MAX_JOURNAL_BYTES = 64 * 1024 * 1024  # the default byte budget of the whole journal
+_ENTRY_OVERHEAD = 256  # bytes counted for an entry besides its bodies, headers and query
+
+
+def header_size(raw_headers: Iterable[tuple[bytes, bytes]]) -> int:
+    """The bytes of a raw header list's names and values."""
+    return sum(map(len, itertools.chain.from_iterable(raw_headers)))
 
 
 def redact_header(name: str, value: str) -> str:
@@ -53,8 +58,9 @@ def _body(raw: bytes | None, size: int = 0) -> Any:
         return raw.decode("utf-8", "replace")
 
 
-@dataclass(slots=True)
-class JournalEntry:
+class JournalEntry(NamedTuple):
+    """One request (a named tuple: one object, cheap to make on every request)."""
+
     seq: int
     time_ms: int  # the mock clock when the request arrived (formatted when read)
     method: str
@@ -122,7 +128,10 @@ class JournalEntry:
     def kept_bytes(self) -> int:
         """What the entry holds on to, roughly (bodies, headers, query, a fixed overhead)."""
         return (len(self.body or b"") + len(self.response_body or b"") + len(self.query_string)
-                + sum(map(len, itertools.chain.from_iterable(self.raw_headers))) + 256)
+                + header_size(self.raw_headers) + _ENTRY_OVERHEAD)
+
+
+_new_entry = tuple.__new__  # a JournalEntry from all its fields in order, without keywords
 
 
 class Journal:
@@ -133,46 +142,54 @@ class Journal:
         self.maxlen = maxlen
         self.max_bytes = max_bytes
         self.enabled = maxlen > 0
-        self._entries: deque[tuple[JournalEntry, int]] = deque()
+        self._entries: deque[tuple[JournalEntry, int]] = deque()  # and its kept bytes
         self._bytes = 0
         self.dropped = 0  # entries that fell off (either bound) since the last clear
         self._last_response: bytes | None = None
         self._seq = itertools.count(1)
         self._lock = threading.Lock()
 
-    def record(self, **fields: Any) -> JournalEntry:
-        body, response = fields.get("body"), fields.get("response_body")
-        if (body is not None and len(body) > _MAX_BODY_SHOWN) or (
-                response is not None and len(response) > _MAX_BODY_SHOWN):
-            truncated = []
-            for name, size_field, raw in (("body", "body_size", body),
-                                          ("response_body", "response_size", response)):
-                if raw is not None and len(raw) > _MAX_BODY_SHOWN:
-                    fields[size_field] = len(raw)
-                    fields[name] = None
-                    truncated.append(name)
-            fields["truncated"] = tuple(truncated)
+    def record(self, time_ms: int, method: str, path: str, query_string: bytes,
+               raw_headers: Iterable[tuple[bytes, bytes]], body: bytes | None, status: int,
+               response_body: bytes | None, latency_ms: float, operation_id: str | None,
+               fault: str | None, ignored_params: tuple[str, ...] = (),
+               header_bytes: int | None = None) -> None:
+        """Keep one request (the `JournalEntry` fields but `seq` and what is filled in here);
+        `header_bytes` is the request headers' size when the caller has it already. Called on
+        every request: positional arguments and one tuple made, nothing else."""
+        truncated: tuple[str, ...] = ()
+        body_size = response_size = 0
+        if body is not None and len(body) > _MAX_BODY_SHOWN:
+            body_size, body, truncated = len(body), None, ("body",)
+        if response_body is not None and len(response_body) > _MAX_BODY_SHOWN:
+            response_size, response_body = len(response_body), None
+            truncated = (*truncated, "response_body")
         # An answer equal to the previous one (a poll) is kept once: the entry shares the
         # bytes already kept, and the new copy is freed at once (its memory reused hot).
-        response = fields.get("response_body")
-        if response is not None and response == self._last_response:
-            fields["response_body"] = self._last_response
+        if response_body is not None and response_body == self._last_response:
+            response_body = self._last_response
         else:
-            self._last_response = response
+            self._last_response = response_body
         # A tuple of (bytes, bytes) tuples: the garbage collector stops tracking it (a list it
         # would walk in every collection for as long as the entry is kept).
-        fields["raw_headers"] = tuple(fields.get("raw_headers", ()))
+        if type(raw_headers) is not tuple:
+            raw_headers = tuple(raw_headers)
+        if header_bytes is None:
+            header_bytes = header_size(raw_headers)
+        size = (len(body or b"") + len(response_body or b"") + len(query_string) + header_bytes
+                + _ENTRY_OVERHEAD)
         with self._lock:
-            entry = JournalEntry(seq=next(self._seq), **fields)
-            size = entry.kept_bytes()
-            self._entries.append((entry, size))
-            self._bytes += size
+            entry = _new_entry(JournalEntry, (
+                next(self._seq), time_ms, method, path, query_string, raw_headers, body, status,
+                response_body, latency_ms, operation_id, fault, ignored_params, truncated,
+                body_size, response_size))
             entries = self._entries
+            entries.append((entry, size))
+            self._bytes += size
             while len(entries) > 1 and (len(entries) > self.maxlen
                                         or self._bytes > self.max_bytes):
                 self._bytes -= entries.popleft()[1]
                 self.dropped += 1
-        return entry
 
     @property
     def kept_bytes(self) -> int:

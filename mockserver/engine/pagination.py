@@ -14,7 +14,6 @@ import binascii
 import contextlib
 import hashlib
 import hmac
-import operator
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -27,14 +26,15 @@ __all__ = ["CursorCodec", "Page", "encoded", "fingerprint", "walk"]
 
 # JSON of records as sent, per projection (the fields tuple, or None: all but `_` fields),
 # by record identity: records are never mutated (a write replaces the dict), so a record on a
-# polled page is encoded once, not per request. Each entry holds its record (and each table
-# its fields tuple), so no id is reused while its entry lives. Bounded in all: past the bound
+# polled page is encoded once, not per request. A projection's entry holds its fields tuple,
+# its fragments by record id, and beside them the records themselves, so no id is reused while
+# the entry lives (even for a request still holding an entry just dropped): an id found is the
+# record's, and a page of hits costs two lookups per record. Bounded in all: past the bound
 # everything is dropped at once (rare; it costs one encoding per record shown afterwards).
-_ENCODED: dict[int, tuple[tuple[str, ...] | None, dict[int, tuple[Record, orjson.Fragment]]]] = {}
+_Projection = tuple[tuple[str, ...] | None, dict[int, orjson.Fragment], dict[int, Record]]
+_ENCODED: dict[int, _Projection] = {}
 _ENCODED_SIZE = 16384
 _encoded_count = 0
-_first = operator.itemgetter(0)
-_second = operator.itemgetter(1)
 
 
 def encoded(records: list[Record], fields: tuple[str, ...] | None) -> list[orjson.Fragment]:
@@ -43,15 +43,15 @@ def encoded(records: list[Record], fields: tuple[str, ...] | None) -> list[orjso
     global _encoded_count
     found = _ENCODED.get(id(fields))
     if found is None or found[0] is not fields:
-        found = _ENCODED[id(fields)] = (fields, {})
-    table = found[1]
+        found = _ENCODED[id(fields)] = (fields, {}, {})
+    table, kept = found[1], found[2]
     hits: list[Any] = list(map(table.get, map(id, records)))
-    if None not in hits and all(map(operator.is_, map(_first, hits), records)):
-        return list(map(_second, hits))  # the common case: every record seen before
+    if all(hits):  # the common case: every record seen before (a fragment is always true)
+        return hits
     out = []
     for record, hit in zip(records, hits, strict=True):
-        if hit is not None and hit[0] is record:
-            out.append(hit[1])
+        if hit is not None:
+            out.append(hit)
             continue
         shown = ({k: v for k, v in record.items() if not k.startswith("_")} if fields is None
                  else {f: record[f] for f in fields if f in record})
@@ -59,8 +59,10 @@ def encoded(records: list[Record], fields: tuple[str, ...] | None) -> list[orjso
         if _encoded_count >= _ENCODED_SIZE:
             _ENCODED.clear()
             _encoded_count = 0
-            table = _ENCODED.setdefault(id(fields), (fields, {}))[1]
-        table[id(record)] = (record, fragment)
+            found = _ENCODED.setdefault(id(fields), (fields, {}, {}))
+            table, kept = found[1], found[2]
+        kept[id(record)] = record
+        table[id(record)] = fragment
         _encoded_count += 1
         out.append(fragment)
     return out

@@ -46,7 +46,7 @@ import itertools
 import logging
 import math
 import secrets
-from collections.abc import Callable, Iterator, MutableMapping
+from collections.abc import Callable, Iterable, Iterator, MutableMapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -1066,14 +1066,24 @@ class SharedJournal(Journal):
         keys = shared.keys
         self._keys = [keys[k] for k in ("journal", "jsizes", "jmeta")]
 
-    def record(self, **fields: Any) -> JournalEntry:
+    def record(self, time_ms: int, method: str, path: str, query_string: bytes,
+               raw_headers: Iterable[tuple[bytes, bytes]], body: bytes | None, status: int,
+               response_body: bytes | None, latency_ms: float, operation_id: str | None,
+               fault: str | None, ignored_params: tuple[str, ...] = (),
+               header_bytes: int | None = None) -> None:
+        fields: dict[str, Any] = {
+            "time_ms": time_ms, "method": method, "path": path, "query_string": query_string,
+            "body": body, "status": status, "response_body": response_body,
+            "latency_ms": latency_ms, "operation_id": operation_id, "fault": fault,
+            "ignored_params": ignored_params,
+        }
         for name, size_field in (("body", "body_size"), ("response_body", "response_size")):
             raw = fields.get(name)
             if raw is not None and len(raw) > _MAX_BODY_SHOWN:
                 fields[size_field] = len(raw)
                 fields[name] = None
                 fields["truncated"] = (*fields.get("truncated", ()), name)
-        fields["raw_headers"] = tuple(fields.get("raw_headers", ()))
+        fields["raw_headers"] = tuple(raw_headers)
         entry = JournalEntry(seq=0, **fields)
         body, response = entry.body, entry.response_body
         # The fields as JSON, a newline (never in orjson's output), then both bodies as they are.
@@ -1097,7 +1107,6 @@ class SharedJournal(Journal):
                              ("EXEC",))
         except StateUnavailable as exc:  # the answer is sent all the same; the entry is lost
             log.warning("request journal: %s", exc.message)
-        return entry
 
     def clear(self) -> int:
         return int(self.shared.call(self.shared._clear, self._keys, []))

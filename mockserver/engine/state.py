@@ -28,7 +28,7 @@ from .cache import CachedResponse, ResponseCache
 from .clock import Clock
 from .errors import Conflict, Forbidden, NotFound
 from .faults import FaultRule, Faults
-from .journal import MAX_JOURNAL_BYTES, Journal, JournalEntry
+from .journal import MAX_JOURNAL_BYTES, Journal
 from .ratelimit import RateLimiter
 from .storage import FileStore
 from .store import Base, Seed, Snapshot, Store
@@ -253,8 +253,9 @@ class MockState:
 
     # -- journal ----------------------------------------------------------------------------
 
-    def record_request(self, **fields: Any) -> JournalEntry:
-        return self.journal.record(**fields)
+    def record_request(self, *fields: Any) -> None:
+        """Keep one request in the journal (`Journal.record`'s arguments, in order)."""
+        self.journal.record(*fields)
 
     def clear_journal(self) -> int:
         return self.journal.clear()

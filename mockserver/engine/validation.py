@@ -154,6 +154,7 @@ class RequestValidator:
         self._query_defaults = {
             name: p.default for name, p in self.query_params.items() if p.default is not None
         }
+        self._required_query = tuple(n for n, p in self.query_params.items() if p.required)
         self._body_defaults = body_defaults(spec, operation)
         self.body_validator = (
             json_validator(operation.body_schema, components)
@@ -174,12 +175,13 @@ class RequestValidator:
             values[name] = value
         return values
 
-    def query(self, items: Iterable[tuple[str, str]], *, strict: bool = False) -> dict[str, Any]:
+    def query(self, items: Iterable[tuple[str, str]], *, strict: bool = False,
+              unknown: list[str] | None = None) -> dict[str, Any]:
         """The documented query parameters, coerced and checked, defaults filled in.
 
         Unknown parameters are ignored (the real service ignores them: decision B10) and are
-        not part of the result, so a request answers as it would without them; `strict`
-        refuses them instead. A documented parameter given twice is refused; an unknown one
+        not part of the result, so a request answers as it would without them (their names
+        are appended to `unknown` when given); `strict` refuses them instead. A documented parameter given twice is refused; an unknown one
         given twice is ignored like any other unknown parameter.
         """
         values: dict[str, Any] = {}
@@ -189,6 +191,8 @@ class RequestValidator:
             if name not in known:
                 if strict:
                     raise BadRequest(f"unknown query parameter '{name}'")
+                if unknown is not None:
+                    unknown.append(name)
                 continue
             value = accepted.get((name, raw), _UNSEEN)
             if value is _UNSEEN:
@@ -199,16 +203,21 @@ class RequestValidator:
             if name in values:
                 raise BadRequest(f"query parameter '{name}' is given more than once")
             values[name] = value
-        for name, param in self.query_params.items():
-            if param.required and name not in values:
+        for name in self._required_query:
+            if name not in values:
                 raise BadRequest(f"query parameter '{name}' is required")
-        return {**self._query_defaults, **values}
+        if not self._query_defaults:
+            return values
+        query = self._query_defaults.copy()
+        query.update(values)
+        return query
 
     def ignored(self, items: Iterable[tuple[str, str]]) -> list[str]:
         """The names in `items` that are not documented query parameters (each once, in order):
         what the default mode ignores and reports."""
         known = self.query_params
-        return list(dict.fromkeys(name for name, _ in items if name not in known))
+        unknown = [name for name, _ in items if name not in known]
+        return list(dict.fromkeys(unknown)) if unknown else unknown
 
     def _query_value(self, name: str, raw: str) -> Any:
         param = self.query_params[name]
