@@ -174,6 +174,14 @@ def test_delete_and_reset_of_a_session_are_seen_by_every_worker(workers: Workers
     assert node(b, again["id"], "/sessions/s").status_code == 404
     assert b.get("/sessions/s/__mock__/clock").json()["now"] == "2027-01-01T00:00:00.000Z"
     assert create_node(b, "/sessions/s")["created_at"].startswith("2027-01-01")
+    # ... and when b sees no request in between (its copy is of the deleted incarnation;
+    # its once-a-second sweep held off, so the request itself must notice).
+    workers.mocks[1].sessions._last_sweep = time.monotonic() + 3600
+    a.delete("/__mock__/sessions/s")
+    assert a.post("/__mock__/sessions", json={"name": "s", "clock": "2028-01-01T00:00:00Z"}
+                  ).status_code == 201
+    assert b.get("/sessions/s/__mock__/clock").json()["now"] == "2028-01-01T00:00:00.000Z"
+    assert node(b, again["id"], "/sessions/s").status_code == 404
 
 
 def test_caps_and_name_conflicts_hold_across_workers(redis_server: RedisServer,
