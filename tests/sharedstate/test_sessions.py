@@ -16,7 +16,7 @@ import httpx
 import pytest
 from redis_server import RedisServer
 
-from .conftest import Workers, in_memory
+from .conftest import Workers, fresh, in_memory, serve
 
 HARBOR = "ws_harborview"
 TICKET = "xd_aisha_khan_parking"
@@ -284,10 +284,8 @@ def test_a_worker_started_after_compaction_sees_the_same_state(workers: Workers,
     assert a.get(f"{session}/v1/models").status_code == 418
     draws = [a.get(f"{session}/v1/agents?workspace_id={HARBOR}").status_code for _ in range(4)]
     made.append(create_node(b, session, "last"))
-    entries = client.xrange(log_key)
-    assert entries[0][1][b"d"].startswith(b'{"k":"checkpoint"'), "no checkpoint was written"
-    assert len(entries) <= 7  # trimmed before it
     late = workers.add()
+    workers.mocks[-1].state.log.compact_after = 6  # its own writes compact the log too
     for reader in (late, a):
         listed = reader.get(nodes(session) + "&limit=100").json()["data"]
         assert [n["id"] for n in listed] == [n["id"] for n in a.get(
@@ -315,3 +313,27 @@ def test_a_worker_started_after_compaction_sees_the_same_state(workers: Workers,
     assert node(a, following["id"], session).json()["data"] == following
     assert following["id"] not in {n["id"] for n in made}
     assert following["created_at"] > made[-1]["created_at"]
+    entries = client.xrange(log_key)
+    assert entries[0][1][b"d"].startswith(b'{"k":"checkpoint"'), "no checkpoint was written"
+    assert len(entries) <= 7  # trimmed before it
+
+
+def test_sessions_are_shared_by_serve_processes_and_their_workers(
+        redis_server: RedisServer, namespace: str) -> None:
+    with serve(redis_server.url, namespace, workers=2) as one, \
+            serve(redis_server.url, namespace) as two, fresh(one) as a, fresh(two) as b:
+        assert a.post("/__mock__/sessions", json={"name": "p"}).status_code == 201
+        made = [create_node((a, b)[i % 2], "/sessions/p", f"n{i}") for i in range(4)]
+        for client in (a, b):
+            listed = client.get(nodes("/sessions/p") + "&limit=100").json()["data"]
+            assert {n["id"] for n in made} <= {n["id"] for n in listed}
+            assert node(client, made[0]["id"]).status_code == 404  # not in the default
+        assert b.post("/__mock__/snapshots", json={"name": "snap", "session": "p"}
+                      ).status_code == 201
+        assert a.post("/__mock__/sessions", json={"name": "f", "snapshot": "snap"}
+                      ).status_code == 201
+        assert node(b, made[3]["id"], "/sessions/f").json()["data"] == made[3]
+        assert a.delete("/__mock__/sessions/p").status_code == 200
+        assert [node(b, made[0]["id"], "/sessions/p").status_code for _ in range(3)] == [404] * 3
+        assert [s["name"] for s in b.get("/__mock__/sessions").json()["data"]] == [
+            "default", "f"]
