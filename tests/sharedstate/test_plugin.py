@@ -1,5 +1,6 @@
 """The pytest plugin with `--mock-api-state`: the mock_api fixture over a state in Redis
-(reset per test; a fresh namespace per session, deleted at its end)."""
+(a shared session per test, as in memory; a fresh namespace per session, deleted at its
+end)."""
 
 from __future__ import annotations
 
@@ -32,6 +33,7 @@ def test_mock_api_over_shared_state(pytester: pytest.Pytester,
             assert mock_api.requests() == []
             assert mock_api.clock.now() == "2026-11-01T12:00:00.000Z"
             assert mock_api.state.replicated
+            assert mock_api.state.name.startswith("t2-")  # a session of its own
     """)
     result = pytester.runpytest_inprocess("-p", "no:cacheprovider",
                                           "--mock-api-state", redis_server.url)

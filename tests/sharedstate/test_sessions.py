@@ -337,3 +337,32 @@ def test_sessions_are_shared_by_serve_processes_and_their_workers(
         assert [node(b, made[0]["id"], "/sessions/p").status_code for _ in range(3)] == [404] * 3
         assert [s["name"] for s in b.get("/__mock__/sessions").json()["data"]] == [
             "default", "f"]
+
+
+def test_sessions_created_on_first_use_through_any_worker(redis_server: RedisServer,
+                                                          namespace: str) -> None:
+    pool = Workers(redis_server.url, namespace, sessions_on_use=True)
+    try:
+        a, b = pool.add(), pool.add()
+        made = create_node(b, "/sessions/auto")
+        assert node(a, made["id"], "/sessions/auto").json()["data"] == made
+        assert a.get("/v1/models", headers={"X-Mock-Session": "auto2"}).status_code == 200
+        names = [s["name"] for s in b.get("/__mock__/sessions").json()["data"]]
+        assert names == ["default", "auto", "auto2"]
+    finally:
+        pool.close()
+
+
+def test_a_reset_starts_the_fault_draws_over_on_every_worker(workers: Workers) -> None:
+    a = workers.add()
+    rule = {"path": "/v1/models", "status": 503, "probability": 0.5, "count": None}
+    a.post("/__mock__/faults", json=rule)
+    for _ in range(5):
+        a.get("/v1/models")
+    a.post("/__mock__/reset")
+    a.post("/__mock__/faults", json=rule)
+    late = workers.add()  # replays from the reset: its draws start at the seed
+    got = [(a, late)[i % 2].get("/v1/models").status_code for i in range(8)]
+    alone = in_memory()
+    alone.post("/__mock__/faults", json=rule)
+    assert got == [alone.get("/v1/models").status_code for _ in range(8)]
