@@ -33,10 +33,28 @@ def test_mock_api_over_shared_state(pytester: pytest.Pytester,
             assert mock_api.requests() == []
             assert mock_api.clock.now() == "2026-11-01T12:00:00.000Z"
             assert mock_api.state.replicated
-            assert mock_api.state.name.startswith("t2-")  # a session of its own
+            assert mock_api.state.name.endswith("-test_back_to_the_fixtures")  # its own session
+    """)
+    pytester.makepyfile(test_forked="""
+        import pytest
+
+        @pytest.fixture(scope="module")
+        def mock_api_origin(mock_api_snapshot):
+            def set_up(api):
+                api.client().post("/v1/tickets/xd_aisha_khan_parking/resolve")
+                api.clock.advance(3600)
+            return mock_api_snapshot(set_up)
+
+        @pytest.mark.parametrize("run", [1, 2])
+        def test_fork(mock_api, run):
+            api = mock_api.client()
+            ticket = api.get("/v1/tickets/xd_aisha_khan_parking").json()["data"]
+            assert ticket["status"] == "resolved"
+            assert mock_api.clock.now() == "2026-11-01T13:00:00.000Z"
+            api.post("/v1/tickets/xd_aisha_khan_parking/reopen")  # not seen by the next run
     """)
     result = pytester.runpytest_inprocess("-p", "no:cacheprovider",
                                           "--mock-api-state", redis_server.url)
-    result.assert_outcomes(passed=2)
+    result.assert_outcomes(passed=4)
     assert set(client.keys("mock:{pytest-*")) == before  # the session's namespace is gone
     client.close()
