@@ -416,10 +416,13 @@ class MockApp:
         if rerun:  # fired (and waited for) on a first run of this request (shared state)
             rule = scope["mock.fault"]
         else:
-            rule = state.take_fault(method, path) if state.faults.rules else None
-            if rule is not None and state.replicated:
-                # Fired through the shared log, which this worker has applied up to it: a
-                # rerun (StaleRead) must not fire another, and reads from here on.
+            consulted = bool(state.faults.rules)
+            rule = state.take_fault(method, path) if consulted else None
+            if consulted and state.replicated:
+                # Fired or drawn (a probability) through the shared log, which this worker
+                # has applied up to it: a rerun (StaleRead) must not draw again (each draw
+                # would append another entry, and make the rerun stale in turn), and reads
+                # from here on.
                 scope["mock.fault"] = rule
                 scope["mock.view"] = state.view()  # type: ignore[attr-defined]
         injected: Response | None = None

@@ -197,6 +197,13 @@ if not e or e ~= ARGV[3] then return {0, 'gone'} end
 """
 
 
+def _pairs(raw: Any) -> dict[bytes, bytes]:
+    """An HGETALL reply as a dict (a flat list on the worker's raw connection)."""
+    if isinstance(raw, dict):
+        return raw
+    return dict(zip(raw[::2], raw[1::2], strict=True))
+
+
 def _now_ms() -> int:
     return int(time.time() * 1000)
 
@@ -570,7 +577,7 @@ class SharedSessions(Sessions):
 
     def all(self) -> list[SharedSessionInfo]:  # type: ignore[override]
         self.expire_idle()
-        raw = self.log.command("HGETALL", self.keys["sessions"])
+        raw = _pairs(self.log.command("HGETALL", self.keys["sessions"]))
         names = [name.decode() for name in raw]
         return self._infos(names, [raw[name.encode()] for name in names])
 
@@ -651,7 +658,7 @@ class SharedSessions(Sessions):
         return dataclasses.replace(snap, name=name)
 
     def snapshots(self) -> list[dict[str, Any]]:
-        raw = self.log.command("HGETALL", self.keys["snapshots"])
+        raw = _pairs(self.log.command("HGETALL", self.keys["snapshots"]))
         metas = sorted(((name.decode(), orjson.loads(value)) for name, value in raw.items()),
                        key=lambda pair: pair[1]["t"])
         return [{"name": name, "session": meta["session"], "created_at": meta["created_at"],

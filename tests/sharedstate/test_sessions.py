@@ -225,8 +225,9 @@ def test_idle_expiry_counts_requests_on_every_worker(workers: Workers) -> None:
     time.sleep(0.05)
     assert b.get("/sessions/busy/v1/models").status_code == 200  # used through b only
     sessions: Any = workers.mocks[0].sessions
-    used = sessions.log.client.hgetall(sessions.keys["used"])
-    old_ms, busy_ms = int(used[b"old"]), int(used[b"busy"])
+    client = sessions.log.client
+    old_ms, busy_ms = (int(client.get(f"{sessions.prefix}session:{name}:used"))
+                       for name in ("old", "busy"))
     assert busy_ms - old_ms >= 80
     # A moment when "old" has been idle longer than the limit and "busy" not.
     now = (old_ms + busy_ms) / 2000 + sessions.idle_seconds
