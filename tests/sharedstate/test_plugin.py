@@ -4,6 +4,10 @@ end)."""
 
 from __future__ import annotations
 
+# httpcore is imported here, before the in-process run below, which unloads the modules it
+# imports first: httpx's later requests would then raise another httpcore's ConnectError than
+# the one httpx maps, and the serve helpers of later tests would not catch it.
+import httpcore  # noqa: F401
 import pytest
 import redis
 from redis_server import RedisServer
