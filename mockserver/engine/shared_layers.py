@@ -23,7 +23,7 @@ Nothing here talks to Redis but through the log it is given.
 from __future__ import annotations
 
 import dataclasses
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import orjson
 
@@ -31,9 +31,6 @@ from .faults import FaultRule, Faults
 from .state import Settings, Shared, StateSnapshot
 from .storage import FileStore
 from .store import Snapshot, Store
-
-if TYPE_CHECKING:
-    from .shared import SharedMockState
 
 __all__ = ["CHECKPOINT", "checkpoint_fields", "decode_snapshot", "encode_snapshot",
            "restore_checkpoint"]
@@ -51,8 +48,9 @@ return {1, id}
 """
 
 
-def checkpoint_fields(state: SharedMockState) -> list[Any]:
-    """The stream fields of a checkpoint of `state` as it stands (call under its lock)."""
+def checkpoint_fields(state: Any) -> list[Any]:
+    """The stream fields of a checkpoint of `state` (a `SharedMockState`: not imported, which
+    imports this module) as it stands (call under its lock)."""
     store = state.store
     layer, sizes = store.layer()
     clock = state.clock
@@ -77,7 +75,7 @@ def checkpoint_fields(state: SharedMockState) -> list[Any]:
     return fields
 
 
-def restore_checkpoint(state: SharedMockState, entry: dict[str, Any],
+def restore_checkpoint(state: Any, entry: dict[str, Any],
                        fields: dict[bytes, bytes]) -> None:
     """Make `state` what the checkpoint says (a worker that applied every entry before it is
     there already: nothing to do)."""
