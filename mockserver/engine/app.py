@@ -220,20 +220,24 @@ class MockApp:
         self.base_url = config.base_url.rstrip("/")
         self.started_at = datetime.now(UTC).isoformat(timespec="milliseconds").replace(
             "+00:00", "Z")  # wall time: when the default session was created
-        self.sessions = Sessions(
-            self.state, self._new_state, max_sessions=config.max_sessions,
-            max_change_bytes=config.max_session_memory,
-            idle_seconds=config.session_idle_seconds, create_on_use=config.sessions_on_use,
-        )
+        caps: dict[str, Any] = {
+            "max_sessions": config.max_sessions, "max_change_bytes": config.max_session_memory,
+            "idle_seconds": config.session_idle_seconds, "create_on_use": config.sessions_on_use}
+        self.sessions: Sessions
+        if self.state.replicated:  # sessions and snapshots in Redis too (shared_sessions.py)
+            from .shared_sessions import SharedSessions
+
+            self.sessions = SharedSessions(
+                self.state, journal_size=config.journal_size,  # type: ignore[arg-type]
+                journal_bytes=config.journal_bytes, response_cache=config.response_cache,
+                **caps)
+        else:
+            self.sessions = Sessions(self.state, self._new_state, **caps)
 
     def _new_state(self, name: str, settings: Settings | None,
                    snapshot: StateSnapshot | None) -> MockState:
         """A session's state: over the default state's dataset and settings, or forked from
         a snapshot (its records, ids and settings)."""
-        if self.state.replicated:  # refused before anything is created
-            raise BadRequest(
-                "sessions are not shared through Redis yet: a mock served with --state has "
-                "its default session only (give each client its own --state-namespace)")
         if snapshot is not None:
             return MockState(snapshot.shared, settings or snapshot.settings, name=name,
                              base=snapshot.base, journal_size=self.config.journal_size,
@@ -419,10 +423,13 @@ class MockApp:
         if rerun:  # fired (and waited for) on a first run of this request (shared state)
             rule = scope["mock.fault"]
         else:
-            rule = state.take_fault(method, path) if state.faults.rules else None
-            if rule is not None and state.replicated:
-                # Fired through the shared log, which this worker has applied up to it: a
-                # rerun (StaleRead) must not fire another, and reads from here on.
+            consulted = bool(state.faults.rules)
+            rule = state.take_fault(method, path) if consulted else None
+            if consulted and state.replicated:
+                # Fired or drawn (a probability) through the shared log, which this worker
+                # has applied up to it: a rerun (StaleRead) must not draw again (each draw
+                # would append another entry, and make the rerun stale in turn), and reads
+                # from here on.
                 scope["mock.fault"] = rule
                 scope["mock.view"] = state.view()  # type: ignore[attr-defined]
         injected: Response | None = None

@@ -61,6 +61,28 @@ def check_name(name: str, what: str = "session") -> str:
     return name
 
 
+def unknown_session(name: str, idle_seconds: float) -> NotFound:
+    """The 404 of a request naming a session that does not exist."""
+    if not _NAME.fullmatch(name):
+        return NotFound(f"no session {name!r} (session names are 1-64 letters, digits, '.', "
+                        "'_' or '-')")
+    return NotFound(f"no session {name!r}: create it with POST /__mock__/sessions (sessions "
+                    f"expire after {idle_seconds:g} s without requests)")
+
+
+def session_cap(max_sessions: int) -> SessionLimit:
+    return SessionLimit(f"session cap reached: {max_sessions} sessions exist; delete some "
+                        "(DELETE /__mock__/sessions/{name}) or start the server with a higher "
+                        "--max-sessions")
+
+
+def memory_cap(held: int, max_change_bytes: int) -> SessionLimit:
+    return SessionLimit(
+        f"session memory cap reached: sessions' and snapshots' changes hold about "
+        f"{held / 1048576:.1f} MiB of {max_change_bytes / 1048576:g} MiB; delete sessions or "
+        "snapshots, or start the server with a higher --max-session-memory")
+
+
 def _wall() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
@@ -142,12 +164,7 @@ class Sessions:
         info = self._sessions.get(name)
         if info is None:
             if not self.create_on_use:
-                if not _NAME.fullmatch(name):
-                    raise NotFound(f"no session {name!r} (session names are 1-64 letters, "
-                                   "digits, '.', '_' or '-')")
-                raise NotFound(f"no session {name!r}: create it with POST /__mock__/sessions "
-                               "(sessions expire after "
-                               f"{self.idle_seconds:g} s without requests)")
+                raise unknown_session(name, self.idle_seconds)
             try:
                 info = self.create(name)
             except Conflict:  # created by a concurrent request meanwhile
@@ -180,9 +197,7 @@ class Sessions:
                 if base is None:
                     raise NotFound(f"no snapshot {snapshot!r}")
             if len(self._sessions) >= self.max_sessions:
-                raise SessionLimit(f"session cap reached: {self.max_sessions} sessions exist; "
-                                   "delete some (DELETE /__mock__/sessions/{name}) or start the "
-                                   "server with a higher --max-sessions")
+                raise session_cap(self.max_sessions)
             self._check_memory()
             state = self._make_state(name, settings, base)
             info = SessionInfo(name, state, _wall(), snapshot, time.monotonic())
@@ -293,8 +308,4 @@ class Sessions:
             self._held = (now, held)
         held += extra * self.record_bytes
         if held >= self.max_change_bytes:
-            mib = self.max_change_bytes / 1048576
-            raise SessionLimit(
-                f"session memory cap reached: sessions' and snapshots' changes hold about "
-                f"{held / 1048576:.1f} MiB of {mib:g} MiB; delete sessions or snapshots, or "
-                "start the server with a higher --max-session-memory")
+            raise memory_cap(held, self.max_change_bytes)

@@ -31,7 +31,12 @@ it has not applied yet before it answers a request.
 - Redis unreachable while serving: the request answers 503 `{"error": ...}` and whatever the
   worker changed locally is undone (never half-applied); the next request catches up again.
   Redis restarted without its data: the mock starts over from its fixtures on every worker.
-- Sessions are not shared yet: creating one is refused under shared state (app.py).
+- A log that grows past `SharedLog.compact_after` entries since its last base gets a
+  *checkpoint*: a base entry holding the serialized state (shared_layers.py), written by the
+  worker whose write crossed the mark, with everything before it trimmed in the same script.
+- Sessions and snapshots are shared too (shared_sessions.py): each session is a state like
+  this one with its own log and keys under `mock:{namespace}:session:{name}:`, listed in a
+  registry hash that Lua scripts create, delete and expire atomically.
 
 `MockApp` builds a `SharedMockState` instead of a `MockState` when `Config.state` names a
 Redis; only then is this module (and redis-py) imported: the in-memory default never is.
@@ -58,9 +63,10 @@ from .errors import ApiError, StaleRead, TooManyRequests
 from .faults import FaultRule, Faults
 from .journal import _MAX_BODY_SHOWN, MAX_JOURNAL_BYTES, Journal, JournalEntry
 from .ratelimit import WINDOW_SECONDS, RateLimiter
+from .shared_layers import CHECKPOINT, checkpoint_fields, restore_checkpoint
 from .state import KEEP, MockState, Settings, Shared
 from .storage import FileStore
-from .store import Record, Store
+from .store import Base, Record, Store
 
 if TYPE_CHECKING:
     import redis as redis_module
@@ -78,6 +84,7 @@ CATCH_UP_BATCH = 1000
 # What Redis reads from a client's socket at once (PROTO_IOBUF_LEN): a posted command up to
 # this size is read and run in one go (SharedLog.post).
 POST_MAX = 16 * 1024
+COMPACT_AFTER = 10_000  # entries after the last base before a worker writes a checkpoint
 
 
 class SharedStateError(RuntimeError):
@@ -274,16 +281,19 @@ class _Tx:
 class SharedLog:
     """The replicated log of one mock (a namespace in one Redis) and the worker's place in it."""
 
-    def __init__(self, state: SharedMockState, url: str, namespace: str) -> None:
+    def __init__(self, state: SharedMockState, url: str, namespace: str, *,
+                 client: redis_module.Redis | None = None, prefix: str | None = None) -> None:
         redis = _redis()
         self.redis_errors: tuple[type[BaseException], ...] = (redis.RedisError, OSError)
         self._response_error: type[BaseException] = redis.ResponseError
         self._no_script: type[BaseException] = redis.exceptions.NoScriptError
         self.url = url
         self.namespace = namespace
-        self.client = connect(url)
+        self.client = connect(url) if client is None else client
         self.state = state
-        prefix = f"mock:{{{namespace}}}:"
+        # Datasets are the namespace's (content-addressed, shared by its sessions).
+        self.datasets_prefix = f"mock:{{{namespace}}}:dataset:"
+        prefix = prefix or f"mock:{{{namespace}}}:"
         self.prefix = prefix
         self.keys = {name: prefix + name for name in
                      ("log", "last", "epoch", "journal", "jsizes", "jmeta", "windows",
@@ -293,8 +303,12 @@ class SharedLog:
         self._hit = self.client.register_script(_HIT)
         self._clear = self.client.register_script(_CLEAR)
         self._meta = self.client.register_script(_META)
-        self._scripts = (self._sync, self._append, self._hit, self._clear)
+        self._checkpoint = self.client.register_script(CHECKPOINT)
+        self._scripts: tuple[Any, ...] = (self._sync, self._append, self._hit, self._clear,
+                                          self._checkpoint)
         self._sync_keys = [self.keys[k] for k in ("log", "last", "epoch", "limits", "windows")]
+        self.since_base = 0  # entries after the last base (reset, checkpoint) in the log
+        self.compact_after = COMPACT_AFTER
         self.last_id = "0-0"  # the last entry this worker applied
         self.epoch = ""  # which incarnation of the namespace that id belongs to
         self.lock = state.store.lock
@@ -373,7 +387,7 @@ class SharedLog:
 
         Redis has the whole write before this returns, with nothing unanswered before it on
         this connection, and serves its connections in the order they have something to
-        read; so a command sent later, by any worker, runs after these (DECISIONS R11). A
+        read; so a command sent later, by any worker, runs after these (DECISIONS R16). A
         write longer than what Redis reads from a client at once (`POST_MAX`) is waited for,
         so that it is never run after a command sent later on another connection.
         """
@@ -518,6 +532,25 @@ class SharedLog:
                 assert count is not None
                 raise _too_many(count[0], int(reply[2]), int(reply[3]), now_ms)
 
+    # -- compaction ----------------------------------------------------------------------------
+
+    def maybe_compact(self) -> None:
+        """Write a checkpoint when the log has grown past `compact_after` since its last base
+        (call under the lock, caught up). A failure leaves the log as it was: the next write
+        tries again."""
+        if self.since_base < self.compact_after:
+            return
+        try:
+            ok, last = self.call(self._checkpoint, [self.keys["log"], self.keys["last"],
+                                                    self.keys["epoch"]],
+                                 [self.last_id, self.epoch, *checkpoint_fields(self.state)])
+        except StateUnavailable as exc:
+            log.warning("log compaction: %s", exc.message)
+            return
+        if ok:
+            self.last_id = last.decode()
+            self.since_base = 0
+
     # -- writing -------------------------------------------------------------------------------
 
     def transaction(self, fn: Callable[[], T], *, fresh: bool = True) -> T:
@@ -572,6 +605,8 @@ class SharedLog:
         ok, last = self.append(fields, expected=self.last_id)
         if ok:
             self.last_id = last
+            self.since_base += 1
+            self.maybe_compact()
         return ok
 
     def append(self, fields: list[Any], *, expected: str, base: bool = False,
@@ -603,7 +638,9 @@ class SharedLog:
             self.catch_up()
             _, entry_id = self.append(["d", orjson.dumps(entry), *(extra or [])],
                                       expected="*", base=base, limits=limits)
-            return self.catch_up(entry_id)
+            result = self.catch_up(entry_id)
+            self.maybe_compact()
+            return result
 
     def close(self) -> None:
         with self.lock:
@@ -628,11 +665,16 @@ class SharedMockState(MockState):
                  url: str, namespace: str = "mock", fixtures: str = "", spec: Any = None,
                  name: str = "default", journal_size: int = 1000,
                  journal_bytes: int = MAX_JOURNAL_BYTES,
-                 response_cache: int = 256) -> None:
+                 response_cache: int = 256, base: Base | None = None,
+                 dataset_key: str | None = None,
+                 log: Callable[[SharedMockState], SharedLog] | None = None) -> None:
         super().__init__(dataset, settings, name=name, journal_size=journal_size,
                          journal_bytes=journal_bytes,
                          response_cache=response_cache)
         self.initial_shared = self.shared
+        # What a session starts from (a snapshot's base, another dataset) and rebases to.
+        self.initial_base: Base = base or self.shared.seed
+        self.initial_key = dataset_key
         self.initial_settings = self.settings
         self.spec = spec
         # Parts whose own mutators route to this state's methods (a caller that moves
@@ -641,15 +683,15 @@ class SharedMockState(MockState):
         self.clock.owner = self
         self.faults = SharedFaults(self.settings.seed)
         self.faults.owner = self
-        self.store: SharedStore = SharedStore(self.shared.seed, clock=self.clock,
+        self.store: SharedStore = SharedStore(self.initial_base, clock=self.clock,
                                               seed=self.settings.seed)
         self.files: SharedFileStore = SharedFileStore()
         self.files.store = self.store
-        self.log = log_ = SharedLog(self, url, namespace)
+        self.log = log_ = SharedLog(self, url, namespace) if log is None else log(self)
         self.store.log = log_
         self.journal = SharedJournal(journal_size, journal_bytes, log_)
         self.limiter = SharedRateLimiter(self.clock, log_)
-        self._dataset_key: str | None = None  # the loaded dataset's key in Redis; None: initial
+        self._dataset_key = dataset_key  # the loaded dataset's key in Redis; None: initial
         self._fault_next = 1  # the next fault rule's id (ids continue across resets)
         log_.start({"fixtures": fixtures, "seed": str(self.settings.seed)},
                    self.initial_limits(self.shared))
@@ -697,7 +739,7 @@ class SharedMockState(MockState):
         shared = dataset if isinstance(dataset, Shared) else Shared(dataset)
         dataset = shared.dataset
         blob = orjson.dumps({"tables": dataset.tables, "tokens": dataset.tokens})
-        key = self.log.prefix + "dataset:" + hashlib.blake2b(blob, digest_size=16).hexdigest()
+        key = self.log.datasets_prefix + hashlib.blake2b(blob, digest_size=16).hexdigest()
         self.log.command("SET", key, blob)
         with self.log.lock:
             self.log.catch_up()
@@ -757,6 +799,7 @@ class SharedMockState(MockState):
         fields = dict(zip(raw_fields[::2], raw_fields[1::2], strict=True))
         entry = orjson.loads(fields[b"d"])
         kind = entry["k"]
+        self.log.since_base += 1
         if kind == "w":
             store = self.store
             for table, key, record in entry["o"]:
@@ -773,6 +816,11 @@ class SharedMockState(MockState):
             self._use_dataset(entry["dataset"])
             self._local_reset(Settings(**entry["settings"]))
             self._fault_next = entry["fault_id"]
+            self.log.since_base = 0
+            return None
+        if kind == "checkpoint":
+            restore_checkpoint(self, entry, fields)
+            self.log.since_base = 0
             return None
         if kind == "load":
             self._use_dataset(entry["dataset"])
@@ -797,19 +845,28 @@ class SharedMockState(MockState):
     def _use_dataset(self, key: str | None) -> None:
         if key == self._dataset_key:
             return
-        if key is None:
-            shared = self.initial_shared
-        elif self._loaded is not None and self._loaded[0] == key:
+        if key == self.initial_key:
+            self.shared = self.initial_shared
+            Store.load(self.store, self.initial_base)
+            self._dataset_key = key
+            return
+        if self._loaded is not None and self._loaded[0] == key:
             shared = self._loaded[1]
         else:
-            blob = self.log.command("GET", key)
-            if blob is None:
-                raise self.log.unavailable(f"dataset {key} is missing")
-            data = orjson.loads(blob)
-            shared = Shared(Dataset(tables=data["tables"], tokens=data["tokens"]))
+            shared = self.shared_for(key)
         self.shared = shared
         Store.load(self.store, shared.seed)
         self._dataset_key = key
+
+    def shared_for(self, key: str | None) -> Shared:
+        """The dataset stored in Redis under `key` (loaded through the control API)."""
+        if key is None:
+            return self.initial_shared
+        blob = self.log.command("GET", key)
+        if blob is None:
+            raise self.log.unavailable(f"dataset {key} is missing")
+        data = orjson.loads(blob)
+        return Shared(Dataset(tables=data["tables"], tokens=data["tokens"]))
 
     def _local_reset(self, settings: Settings) -> None:
         """What a reset changes in this worker (the Redis side is done by whoever reset)."""
@@ -818,6 +875,7 @@ class SharedMockState(MockState):
         Store.reset(self.store)
         self.clock.restart(settings.frozen_clock)
         Faults.clear(self.faults)
+        Faults.reseed(self.faults, settings.seed)  # as MockState.reset: draws start over
         self.cache.clear()
         FileStore.clear(self.files)
 
@@ -846,7 +904,7 @@ class SharedMockState(MockState):
 
     def rebase(self) -> None:
         """Back to this worker's start-up state (the namespace's log was lost)."""
-        self._use_dataset(None)
+        self._use_dataset(self.initial_key)
         self._local_reset(self.initial_settings)
         self._fault_next = 1
 

@@ -213,6 +213,13 @@ class Snapshot:
     def key_fields(self) -> dict[str, str]:
         return self.seed.key_fields
 
+    @classmethod
+    def of(cls, seed: Seed, records: dict[str, dict[str, Record | None]],
+           sizes: dict[str, int], counter: int, last_ms: int) -> Snapshot:
+        """A snapshot from a delta as `Store.snapshot()` holds it (key -> record or None per
+        table, size changes): a snapshot rebuilt from its serialized form."""
+        return cls(seed, _Frozen(records, sizes, seed.key_fields), counter, last_ms)
+
 
 Base = Seed | Snapshot
 
@@ -443,6 +450,23 @@ class Store:
                 sizes[table] = sizes.get(table, 0) + self._sizes.get(table, 0)
             return Snapshot(self.base.seed, _Frozen(records, sizes, self.key_fields),
                             self._counter, self._last_ms)
+
+    def layer(self) -> tuple[dict[str, dict[str, Record | None]], dict[str, int]]:
+        """A copy of the layer over the base (key -> record or None per table) and its size
+        changes: with the id counter and timestamp floor, what `restore` needs (O(changes))."""
+        with self.lock:
+            return {t: dict(rows) for t, rows in self._layer.items()}, dict(self._sizes)
+
+    def restore(self, layer: Mapping[str, Mapping[str, Record | None]],
+                sizes: Mapping[str, int], counter: int, last_ms: int) -> None:
+        """Back to the base, then exactly this layer (as `layer()` gave it), id counter and
+        timestamp floor: a layer rebuilt from its serialized form."""
+        with self.lock:
+            self.reset()
+            self._layer = {t: dict(rows) for t, rows in layer.items()}
+            self._sizes = dict(sizes)
+            self._counter = counter
+            self._last_ms = last_ms
 
     # -- identities and time --------------------------------------------------------------
 

@@ -454,14 +454,6 @@ class MockServer:
         self._count += 1
         name = _session_name(f"t{self._count}", label)
         settings = _settings(config)
-        if mock.state.replicated:  # shared through Redis: no sessions; the default, reset
-            if origin is not None:
-                raise pytest.UsageError("mock_api_origin forks sessions, which a mock shared "
-                                        "through Redis (--mock-api-state) does not have yet")
-            mock.state.reset(seed=settings.seed, rate_limit=settings.rate_limit,
-                             frozen_clock=settings.frozen_clock,
-                             workspace_limits=settings.workspace_limits)
-            return mock, app, mock.state
         if origin is not None:
             if origin.mock is not mock:
                 raise pytest.UsageError(

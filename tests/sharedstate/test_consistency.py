@@ -260,14 +260,3 @@ def test_redis_restarted_without_its_data_starts_every_worker_over(workers: Work
     assert again["id"] == created["id"]  # the id sequence started over too
     assert node(a, again["id"]).status_code == 200
 
-
-def test_sessions_are_refused_with_a_clear_message_not_kept_on_one_worker(
-        workers: Workers) -> None:
-    a, b = workers.add(), workers.add()
-    refused = a.post("/__mock__/sessions", json={"name": "mine"})
-    assert refused.status_code == 400
-    assert "not shared through Redis" in refused.json()["error"]
-    assert a.get("/sessions/mine/v1/tickets", params={"workspace_id": HARBOR}).status_code == 404
-    # The default session is the shared mock, by any of its names.
-    created = create_node(a)
-    assert b.get(f"/sessions/default/v1/kb/nodes/{created['id']}").status_code == 200

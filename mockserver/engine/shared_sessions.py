@@ -1,0 +1,687 @@
+"""Sessions and snapshots of a mock shared through Redis (shared.py): one registry for every
+worker and process of the namespace.
+
+Redis holds, under the namespace's prefix `mock:{namespace}:`:
+
+| key | what it is |
+|---|---|
+| `sessions` (hash) | the registry: name -> the session's creation (an incarnation id, created_at, the snapshot it was forked from and that snapshot's stored id, the settings, the dataset) |
+| `changes` (hash) | name -> records the session holds beyond its base; `snap:<name>` -> a snapshot's: the memory cap |
+| `session:{name}:log`, `:last`, `:epoch`, `:journal`, `:windows`, `:limits` ... | the session's own log and Redis structures, as the default session's under the bare prefix; `:used`, the time (Redis's clock, ms) of its last request on any worker, for idle expiry |
+| `snapshots` (hash), `snapshot:<id>`, `snaprefs` (hash) | snapshot name -> its description and stored id; the serialized snapshot (shared_layers.py); how many hold each stored id (the name, and each session forked from it) |
+
+Creating, deleting, expiring and clearing sessions and saving or deleting snapshots are each
+one Lua script, so the caps (507) and name conflicts (409) hold across workers and nothing is
+half-created. A session's epoch is its incarnation id: deleting it removes its keys with its
+registry entry in the same script.
+
+Each worker materialises a session the first time a request names it: a `SessionState`, the
+shared state of shared.py over the session's keys, whose store is a copy-on-write layer over
+the shared seed (or over the snapshot it was forked from, decoded once per worker and shared
+by every fork of it). Before answering, the worker catches the session's log up with a script
+that also checks the session is still registered (and notes its use): a session deleted
+through another worker answers 404 on this one, and one deleted and created again under the
+same name is rebuilt from its new registration. A write in a session is appended only while
+the session's epoch is the worker's, so a write can never land in a session deleted or
+re-created meanwhile.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import secrets
+import threading
+import time
+import weakref
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+from .errors import Conflict, NotFound
+from .sessions import (
+    DEFAULT_SESSION,
+    Sessions,
+    _wall,
+    check_name,
+    memory_cap,
+    session_cap,
+    unknown_session,
+)
+from .shared import _APPEND, _SYNC, SharedLog, SharedMockState, StateUnavailable
+from .shared_layers import decode_snapshot, encode_snapshot, snapshot_dataset
+from .state import KEEP, MockState, Settings, Shared, StateSnapshot
+from .store import Base, Store
+
+__all__ = ["SESSION_KEYS", "SessionState", "SharedSessions"]
+
+# The keys of one session, after `mock:{namespace}:session:{name}:`.
+SESSION_KEYS = ("log", "last", "epoch", "journal", "jsizes", "jmeta", "windows", "limits", "meta",
+                "used")
+
+# Shared by the registry scripts: ARGV[1] is the namespace's prefix.
+_LIB = """
+local P = ARGV[1]
+local SUFFIXES = {""" + ", ".join(f"'{k}'" for k in SESSION_KEYS) + """}
+local function unref(id)
+  if type(id) ~= 'string' then return end
+  if redis.call('HINCRBY', P .. 'snaprefs', id, -1) <= 0 then
+    redis.call('HDEL', P .. 'snaprefs', id)
+    redis.call('DEL', P .. 'snapshot:' .. id)
+  end
+end
+local function drop(name)
+  local entry = redis.call('HGET', P .. 'sessions', name)
+  if not entry then return 0 end
+  unref(cjson.decode(entry)['base'])
+  for _, s in ipairs(SUFFIXES) do redis.call('DEL', P .. 'session:' .. name .. ':' .. s) end
+  redis.call('HDEL', P .. 'sessions', name)
+  redis.call('HDEL', P .. 'changes', name)
+  return 1
+end
+local function now_ms()
+  local t = redis.call('TIME')
+  return t[1] .. string.format('%03d', math.floor(tonumber(t[2]) / 1000))
+end
+local function held(extra, record_bytes)
+  local n = extra
+  for _, v in ipairs(redis.call('HVALS', P .. 'changes')) do n = n + tonumber(v) end
+  return n * record_bytes
+end
+"""
+
+# ARGV: prefix, name, entry, incarnation, (unused), max sessions, max change bytes, record
+# bytes, snapshot name ('' none), its stored id, then the rate limits (field/value pairs).
+_CREATE = _LIB + """
+local name = ARGV[2]
+if redis.call('HEXISTS', P .. 'sessions', name) == 1 then return {'exists'} end
+local base = false
+if ARGV[9] ~= '' then
+  local meta = redis.call('HGET', P .. 'snapshots', ARGV[9])
+  if not meta then return {'nosnap'} end
+  base = cjson.decode(meta)['id']
+  if base ~= ARGV[10] then return {'retry'} end
+end
+if redis.call('HLEN', P .. 'sessions') >= tonumber(ARGV[6]) then return {'cap'} end
+local h = held(0, tonumber(ARGV[8]))
+if h >= tonumber(ARGV[7]) then return {'memory', tostring(h)} end
+local sp = P .. 'session:' .. name .. ':'
+for _, s in ipairs(SUFFIXES) do redis.call('DEL', sp .. s) end
+redis.call('SET', sp .. 'epoch', ARGV[4])
+if #ARGV > 10 then redis.call('HSET', sp .. 'limits', unpack(ARGV, 11)) end
+redis.call('HSET', P .. 'sessions', name, ARGV[3])
+redis.call('SET', sp .. 'used', now_ms())
+redis.call('HSET', P .. 'changes', name, 0)
+if base then redis.call('HINCRBY', P .. 'snaprefs', base, 1) end
+return {'ok'}
+"""
+
+# ARGV: prefix, name. Returns 1 when deleted, 0 when there was no such session.
+_DELETE = _LIB + "return drop(ARGV[2])"
+
+# ARGV: prefix, now ms ('': Redis's clock), idle ms. Returns the names of the sessions it
+# deleted.
+_EXPIRE = _LIB + """
+local now = tonumber(ARGV[2] ~= '' and ARGV[2] or now_ms())
+local gone = {}
+for _, name in ipairs(redis.call('HKEYS', P .. 'sessions')) do
+  local used = tonumber(redis.call('GET', P .. 'session:' .. name .. ':used') or '0')
+  if now - used > tonumber(ARGV[3]) then
+    drop(name)
+    gone[#gone + 1] = name
+  end
+end
+return gone
+"""
+
+# ARGV: prefix. Deletes every session and snapshot; returns how many sessions there were.
+_CLEAR = _LIB + """
+local names = redis.call('HKEYS', P .. 'sessions')
+for _, name in ipairs(names) do drop(name) end
+local snaps = redis.call('HGETALL', P .. 'snapshots')
+for i = 1, #snaps, 2 do
+  unref(cjson.decode(snaps[i + 1])['id'])
+  redis.call('HDEL', P .. 'changes', 'snap:' .. snaps[i])
+end
+redis.call('DEL', P .. 'snapshots')
+return #names
+"""
+
+# ARGV: prefix, name, description, stored id, serialized snapshot, replace ('1'), max change
+# bytes, record bytes, the snapshot's changes.
+_SAVE = _LIB + """
+local old = redis.call('HGET', P .. 'snapshots', ARGV[2])
+if old and ARGV[6] ~= '1' then return {'exists'} end
+local h = held(tonumber(ARGV[9]), tonumber(ARGV[8]))
+if h >= tonumber(ARGV[7]) then return {'memory', tostring(h)} end
+redis.call('SET', P .. 'snapshot:' .. ARGV[4], ARGV[5])
+redis.call('HINCRBY', P .. 'snaprefs', ARGV[4], 1)
+redis.call('HSET', P .. 'snapshots', ARGV[2], ARGV[3])
+redis.call('HSET', P .. 'changes', 'snap:' .. ARGV[2], ARGV[9])
+if old then unref(cjson.decode(old)['id']) end
+return {'ok'}
+"""
+
+# ARGV: prefix, name. Returns 1 when deleted, 0 when there was no such snapshot.
+_DELETE_SNAPSHOT = _LIB + """
+local old = redis.call('HGET', P .. 'snapshots', ARGV[2])
+if not old then return 0 end
+redis.call('HDEL', P .. 'snapshots', ARGV[2])
+redis.call('HDEL', P .. 'changes', 'snap:' .. ARGV[2])
+unref(cjson.decode(old)['id'])
+return 1
+"""
+
+# ARGV: prefix, name, changes. Notes a session's changes (not for a session deleted meanwhile).
+_CHANGES = """
+if redis.call('HEXISTS', ARGV[1] .. 'sessions', ARGV[2]) == 1 then
+  redis.call('HSET', ARGV[1] .. 'changes', ARGV[2], ARGV[3])
+end
+return 1
+"""
+
+# Before shared.py's `_SYNC` (KEYS[6]: the session's `used`), for a session: {0} when it is
+# not registered (its epoch goes with its registry entry); else its use noted (Redis's clock).
+_SESSION_SYNC_PRELUDE = """
+if not redis.call('GET', KEYS[3]) then return {0} end
+local t = redis.call('TIME')
+redis.call('SET', KEYS[6], t[1] .. string.format('%03d', math.floor(tonumber(t[2]) / 1000)))
+"""
+
+# Before shared.py's append, for a session: only into the incarnation the worker is in.
+_SESSION_GUARD = """
+local e = redis.call('GET', KEYS[3])
+if not e or e ~= ARGV[3] then return {0, 'gone'} end
+"""
+
+
+def _pairs(raw: Any) -> dict[bytes, bytes]:
+    """An HGETALL reply as a dict (a flat list on the worker's raw connection)."""
+    if isinstance(raw, dict):
+        return raw
+    return dict(zip(raw[::2], raw[1::2], strict=True))
+
+
+def _now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+class SessionLog(SharedLog):
+    """The log of one session: its keys under `session:{name}:`; its Redis calls go through
+    the default session's log (the worker's one connection, under that log's lock)."""
+
+    def __init__(self, state: SessionState, sessions: SharedSessions, name: str) -> None:
+        default = sessions.default.log
+        super().__init__(state, default.url, default.namespace, client=default.client,
+                         prefix=f"{default.prefix}session:{name}:")
+        self.default = default
+        self.sessions = sessions
+        self.name = name
+        self.session_state = state
+        self.compact_after = default.compact_after
+        self.keys["used"] = self.prefix + "used"
+        self._sync = sessions.session_sync
+        self._append = sessions.session_append
+        self._sync_keys = [*self._sync_keys, self.keys["used"]]
+        self.incoming = ""  # the epoch of the reply being applied
+
+    def gone(self) -> NotFound:
+        self.sessions.forget(self.name, self.session_state)
+        return NotFound(f"no session {self.name!r}")
+
+    # -- Redis calls: the default's connection ---------------------------------------------------
+
+    def call(self, script: Any, keys: list[str], args: list[Any]) -> Any:
+        with self.lock:
+            reply = self.default.call(script, keys, args)
+        if script is self._sync and len(reply) == 1:
+            raise self.gone()
+        return reply
+
+    def command(self, name: str, *args: Any) -> Any:
+        with self.lock:
+            return self.default.command(name, *args)
+
+    def atomically(self, *commands: tuple[Any, ...]) -> list[Any]:
+        with self.lock:
+            return self.default.atomically(*commands)
+
+    def post(self, *commands: tuple[Any, ...]) -> None:
+        with self.lock:
+            self.default.post(*commands)
+
+    def start(self, settings: dict[str, str], limits: dict[str, Any]) -> None:
+        self.catch_up()  # the registry entry set its epoch and limits
+
+    def close(self) -> None:
+        pass  # the connection is the default session's
+
+    # -- incarnations ----------------------------------------------------------------------------
+
+    def _absorb(self, reply: list[Any], wanted: str | None = None) -> tuple[bool, Any]:
+        self.incoming = reply[0].decode()
+        if not self.epoch and self.incoming != self.session_state.incarnation:
+            self.session_state.adopt_current(self.incoming)  # created again since looked up
+        return super()._absorb(reply, wanted)
+
+    def append(self, fields: list[Any], *, expected: str, base: bool = False,
+               limits: dict[str, Any] | None = None) -> tuple[bool, str]:
+        ok, last = super().append(fields, expected=expected, base=base, limits=limits)
+        if not ok and last == "gone" and expected == "*":
+            raise self.gone()
+        return ok, last  # a write that lost: its retry catches up and meets the 404
+
+    def commit(self, tx: Any) -> bool:
+        ok = super().commit(tx)
+        if ok:
+            self.sessions.note_changes(self.name, self.session_state)
+        return ok
+
+
+class SessionState(SharedMockState):
+    """One worker's copy of a shared session (see the module docstring)."""
+
+    def __init__(self, sessions: SharedSessions, name: str, entry: dict[str, Any],
+                 shared: Shared, base: Base, settings: Settings) -> None:
+        self.sessions = sessions
+        self.incarnation: str = entry["id"]
+        self.entry = entry
+        default = sessions.default
+        super().__init__(shared, settings, url=default.log.url,
+                         namespace=default.log.namespace, name=name, base=base,
+                         dataset_key=entry["dataset"],
+                         log=lambda state: SessionLog(self, sessions, name),
+                         **sessions.options)
+
+    def adopt(self, raw: bytes) -> None:
+        """Become the session registered as `raw` (deleted and created again meanwhile)."""
+        entry = orjson.loads(raw)
+        shared, base, settings = self.sessions.base_of(entry)
+        self.incarnation = entry["id"]
+        self.entry = entry
+        self.initial_shared, self.initial_base = shared, base
+        self.initial_key = self._dataset_key = entry["dataset"]
+        self.initial_settings = settings
+        self.shared = shared
+        Store.load(self.store, base)
+        self._local_reset(settings)
+        self._fault_next = 1
+        self.log.last_id = "0-0"
+        self.log.since_base = 0
+
+    def adopt_current(self, epoch: str) -> None:
+        """Become the session as registered now, whose epoch the log has just shown."""
+        session_log: Any = self.log
+        raw = session_log.command("HGET", self.sessions.keys["sessions"], self.name)
+        if raw is None:
+            raise session_log.gone()
+        if orjson.loads(raw)["id"] != epoch:  # deleted and created again meanwhile, again
+            raise StateUnavailable(f"session {self.name!r} was deleted and created again "
+                                   "while this request read it; retry")
+        self.adopt(raw)
+
+    def rebase(self) -> None:
+        self.adopt_current(self.log.incoming)  # type: ignore[attr-defined]
+
+    def shared_for(self, key: str | None) -> Shared:
+        return self.sessions.dataset(key)
+
+    def reset(self, *, seed: int = KEEP, rate_limit: int = KEEP,
+              frozen_clock: str | None = KEEP, workspace_limits: bool = KEEP) -> None:
+        super().reset(seed=seed, rate_limit=rate_limit, frozen_clock=frozen_clock,
+                      workspace_limits=workspace_limits)
+        self.sessions.note_changes(self.name, self)
+
+    def load_dataset(self, dataset: Any) -> None:
+        super().load_dataset(dataset)
+        self.sessions.note_changes(self.name, self)
+
+
+@dataclass
+class SharedSessionInfo:
+    """A session as the registry in Redis describes it (`SessionInfo`'s fields)."""
+
+    sessions: SharedSessions
+    name: str
+    created_at: str
+    forked_from: str | None
+    changes: int
+    requests: int
+    idle: float
+
+    @property
+    def state(self) -> MockState:
+        return self.sessions.state(self.name)
+
+    def to_dict(self, record_bytes: int) -> dict[str, Any]:
+        return {"name": self.name, "created_at": self.created_at,
+                "forked_from": self.forked_from, "changes": self.changes,
+                "change_bytes": self.changes * record_bytes, "requests": self.requests,
+                "idle_seconds": round(self.idle, 3)}
+
+
+class SharedSessions(Sessions):
+    """The sessions and snapshots of a shared mock: `Sessions`' interface over the registry
+    in Redis (see the module docstring). Thread-safe."""
+
+    def __init__(self, default: SharedMockState, *, max_sessions: int = 10_000,
+                 max_change_bytes: int = 512 * 1024 * 1024, idle_seconds: float = 3600.0,
+                 create_on_use: bool = False, **options: Any) -> None:
+        super().__init__(default, self._no_local_states, max_sessions=max_sessions,
+                         max_change_bytes=max_change_bytes, idle_seconds=idle_seconds,
+                         create_on_use=create_on_use)
+        self.default: SharedMockState = default
+        self.options = options  # journal_size, journal_bytes, response_cache
+        log = default.log
+        self.log = log
+        prefix = log.prefix
+        self.prefix = prefix
+        self.keys = {"sessions": prefix + "sessions", "changes": prefix + "changes",
+                     "snapshots": prefix + "snapshots"}
+        register = log.client.register_script
+        self._create = register(_CREATE)
+        self._delete = register(_DELETE)
+        self._expire = register(_EXPIRE)
+        self._clear_all = register(_CLEAR)
+        self._save = register(_SAVE)
+        self._delete_snapshot = register(_DELETE_SNAPSHOT)
+        self._changes = register(_CHANGES)
+        self.session_sync = register(_SESSION_SYNC_PRELUDE + _SYNC)
+        self.session_append = register(_SESSION_GUARD + _APPEND)
+        # Loaded with the default's scripts when Redis does not know them (shared.py).
+        log._scripts = (*log._scripts, self._create, self._delete, self._expire,
+                        self._clear_all, self._save, self._delete_snapshot, self._changes,
+                        self.session_sync, self.session_append)
+        self._local: dict[str, SessionState] = {}  # sessions this worker has materialised
+        self._local_lock = threading.RLock()
+        self._datasets: dict[str, Shared] = {}
+        # Decoded snapshots by stored id, shared by the forks of one snapshot on this worker.
+        self._decoded: weakref.WeakValueDictionary[str, StateSnapshot] = (
+            weakref.WeakValueDictionary())
+
+    @staticmethod
+    def _no_local_states(name: str, settings: Settings | None,
+                         snapshot: StateSnapshot | None) -> MockState:
+        raise AssertionError("shared sessions are built by SharedSessions")
+
+    def _script(self, script: Callable[..., Any], *args: Any) -> Any:
+        return self.log.call(script, [], [self.prefix, *args])
+
+    # -- what sessions are built on ------------------------------------------------------------
+
+    def dataset(self, key: str | None) -> Shared:
+        """The dataset under `key` in Redis (None: the namespace's fixtures), one per worker."""
+        default = self.default
+        if key is None:
+            return default.initial_shared
+        if key == default._dataset_key:
+            return default.shared
+        found = self._datasets.get(key)
+        if found is None:
+            found = self._datasets[key] = SharedMockState.shared_for(default, key)
+        return found
+
+    def _decode(self, stored: str) -> StateSnapshot:
+        found = self._decoded.get(stored)
+        if found is None:
+            blob = self.log.command("GET", self.prefix + "snapshot:" + stored)
+            if blob is None:
+                raise NotFound(f"snapshot {stored} is gone")
+            found = decode_snapshot(stored, blob, self.dataset(snapshot_dataset(blob)))
+            self._decoded[stored] = found
+        return found
+
+    def base_of(self, entry: dict[str, Any]) -> tuple[Shared, Base, Settings]:
+        """What a registered session starts from: its dataset, store base and settings."""
+        settings = Settings(**entry["settings"])
+        if entry["base"] is not None:
+            snap = self._decode(entry["base"])
+            return snap.shared, snap.base, settings
+        shared = self.dataset(entry["dataset"])
+        return shared, shared.seed, settings
+
+    # -- this worker's copies ------------------------------------------------------------------
+
+    def forget(self, name: str, state: SessionState | None = None) -> None:
+        with self._local_lock:
+            if state is None or self._local.get(name) is state:
+                self._local.pop(name, None)
+
+    def _materialise(self, name: str) -> SessionState:
+        with self._local_lock:
+            found = self._local.get(name)
+            if found is not None:
+                return found
+            raw = self.log.command("HGET", self.keys["sessions"], name)
+            if raw is None:
+                raise NotFound(f"no session {name!r}")
+            entry = orjson.loads(raw)
+            shared, base, settings = self.base_of(entry)
+            state = SessionState(self, name, entry, shared, base, settings)
+            self._local[name] = state
+            return state
+
+    def note_changes(self, name: str, state: SessionState) -> None:
+        """Record a session's changes for the memory cap (after a committed write)."""
+        with contextlib.suppress(StateUnavailable):  # an estimate: the write stands
+            self._script(self._changes, name, state.store.changes)
+
+    def _sweep(self) -> None:
+        if time.monotonic() - self._last_sweep > 1.0:
+            self.expire_idle()
+
+    # -- requests -----------------------------------------------------------------------------
+
+    def resolve(self, name: str) -> MockState:
+        if name == DEFAULT_SESSION:
+            return self.default
+        self._sweep()
+        found = self._local.get(name)
+        if found is not None:
+            return found  # the pipeline's sync() checks it is still registered
+        try:
+            return self._materialise(name)
+        except NotFound:
+            if not self.create_on_use:
+                raise unknown_session(name, self.idle_seconds) from None
+        with contextlib.suppress(Conflict):  # created by a concurrent request meanwhile
+            self.create(name)
+        return self._materialise(name)
+
+    # -- sessions -----------------------------------------------------------------------------
+
+    def create(  # type: ignore[override]
+            self, name: str | None = None, *, snapshot: str | None = None,
+            settings: Settings | None = None) -> SharedSessionInfo:
+        if name is None:
+            name = f"s-{secrets.token_hex(6)}"
+        check_name(name)
+        if name == DEFAULT_SESSION:
+            raise Conflict(f"session {name!r} already exists (the server's own state)")
+        self._sweep()
+        default = self.default
+        for _ in range(8):
+            default.sync()
+            stored = None
+            base_settings = default.settings
+            dataset = default._dataset_key
+            if snapshot is not None:
+                raw = self.log.command("HGET", self.keys["snapshots"], snapshot)
+                if raw is None:
+                    raise NotFound(f"no snapshot {snapshot!r}")
+                meta = orjson.loads(raw)
+                stored, dataset = meta["id"], meta["dataset"]
+                base_settings = Settings(**meta["settings"])
+            chosen = settings or base_settings
+            limits = default.initial_limits(self.dataset(dataset), chosen)
+            entry: dict[str, Any] = {"id": secrets.token_hex(8), "created_at": _wall(), "forked_from": snapshot,
+                     "base": stored, "dataset": dataset, "settings": dataclasses.asdict(chosen),
+                     "t": time.time_ns()}
+            reply = self._script(
+                self._create, name, orjson.dumps(entry), entry["id"], "",
+                self.max_sessions, self.max_change_bytes, self.record_bytes, snapshot or "",
+                stored or "", *[x for kv in limits.items() for x in kv])
+            outcome = reply[0].decode()
+            if outcome == "ok":
+                return SharedSessionInfo(self, name, entry["created_at"], snapshot, 0, 0, 0.0)
+            if outcome == "exists":
+                raise Conflict(f"session {name!r} already exists")
+            if outcome == "nosnap":
+                raise NotFound(f"no snapshot {snapshot!r}")
+            if outcome == "cap":
+                raise session_cap(self.max_sessions)
+            if outcome == "memory":
+                raise memory_cap(int(float(reply[1])), self.max_change_bytes)
+            # 'retry': the snapshot was replaced meanwhile; read it again
+        raise StateUnavailable(f"shared state busy: snapshot {snapshot!r} kept changing")
+
+    def _infos(self, names: list[str], raws: list[bytes | None]) -> list[SharedSessionInfo]:
+        client = self.log.client
+        try:
+            pipe = client.pipeline(transaction=False)
+            for name in names:
+                pipe.get(f"{self.prefix}session:{name}:used")
+                pipe.hget(self.keys["changes"], name)
+                pipe.llen(f"{self.prefix}session:{name}:journal")
+            found = pipe.execute()
+        except self.log.redis_errors as exc:
+            raise self.log.unavailable(exc) from None
+        now = _now_ms()
+        infos = []
+        for i, (name, raw) in enumerate(zip(names, raws, strict=True)):
+            if raw is None:
+                continue
+            entry = orjson.loads(raw)
+            used, changes, requests = found[3 * i: 3 * i + 3]
+            idle = max(0.0, (now - int(used or now)) / 1000)
+            infos.append((entry["t"], SharedSessionInfo(
+                self, name, entry["created_at"], entry["forked_from"], int(changes or 0),
+                int(requests), idle)))
+        return [info for _, info in sorted(infos, key=lambda pair: pair[0])]
+
+    def get(self, name: str) -> SharedSessionInfo | None:  # type: ignore[override]
+        raw = self.log.command("HGET", self.keys["sessions"], name)
+        found = self._infos([name], [raw])
+        return found[0] if found else None
+
+    def state(self, name: str) -> MockState:
+        if name == DEFAULT_SESSION:
+            return self.default
+        found = self._local.get(name)
+        if found is not None:
+            found.sync()  # 404 when deleted through another worker
+            return found
+        return self._materialise(name)
+
+    def names(self) -> list[str]:
+        raw = self.log.command("HKEYS", self.keys["sessions"])
+        return [DEFAULT_SESSION, *(name.decode() for name in raw)]
+
+    def all(self) -> list[SharedSessionInfo]:  # type: ignore[override]
+        self.expire_idle()
+        raw = _pairs(self.log.command("HGETALL", self.keys["sessions"]))
+        names = [name.decode() for name in raw]
+        return self._infos(names, [raw[name.encode()] for name in names])
+
+    def __len__(self) -> int:
+        return int(self.log.command("HLEN", self.keys["sessions"]))
+
+    def delete(self, name: str) -> None:
+        if name == DEFAULT_SESSION:
+            raise Conflict("the default session cannot be deleted (reset it instead)")
+        deleted = self._script(self._delete, name)
+        self.forget(name)
+        if not deleted:
+            raise NotFound(f"no session {name!r}")
+
+    def clear(self) -> int:
+        count = int(self._script(self._clear_all))
+        with self._local_lock:
+            self._local.clear()
+        return count
+
+    def expire_idle(self, now: float | None = None) -> list[str]:
+        """Delete sessions without a request (on any worker) for `idle_seconds` (0: never);
+        `now` is wall-clock seconds. Also forgets this worker's copies of sessions deleted
+        elsewhere."""
+        self._last_sweep = time.monotonic()
+        expired: list[str] = []
+        if self.idle_seconds:
+            now_ms = "" if now is None else int(now * 1000)
+            expired = [name.decode() for name in
+                       self._script(self._expire, now_ms, int(self.idle_seconds * 1000))]
+        with self._local_lock:
+            local = list(self._local)
+        if local:
+            registered = self.log.command("HMGET", self.keys["sessions"], *local)
+            for name, raw in zip(local, registered, strict=True):
+                state = self._local.get(name)
+                if raw is None or (state is not None
+                                   and orjson.loads(raw)["id"] != state.incarnation):
+                    self.forget(name, state)
+        return expired
+
+    # -- snapshots ----------------------------------------------------------------------------
+
+    def save_snapshot(self, name: str, session: str = DEFAULT_SESSION, *,
+                      replace: bool = False) -> StateSnapshot:
+        check_name(name, "snapshot")
+        state = self.state(session)
+        assert isinstance(state, SharedMockState)
+        with state.log.lock:
+            state.log.catch_up()
+            snap = state.snapshot(name)
+            dataset = state._dataset_key
+        stored = secrets.token_hex(8)
+        created_at = _wall()
+        meta = {"id": stored, "session": session, "created_at": created_at,
+                "changes": snap.changes, "settings": dataclasses.asdict(snap.settings),
+                "dataset": dataset, "t": time.time_ns()}
+        reply = self._script(self._save, name, orjson.dumps(meta), stored,
+                             encode_snapshot(snap, dataset), "1" if replace else "0",
+                             self.max_change_bytes, self.record_bytes, snap.changes)
+        outcome = reply[0].decode()
+        if outcome == "exists":
+            raise Conflict(f"snapshot {name!r} already exists")
+        if outcome == "memory":
+            raise memory_cap(int(float(reply[1])), self.max_change_bytes)
+        self._snapshot_times[name] = created_at
+        return snap
+
+    def _snapshot_meta(self, name: str) -> dict[str, Any]:
+        raw = self.log.command("HGET", self.keys["snapshots"], name)
+        if raw is None:
+            raise NotFound(f"no snapshot {name!r}")
+        meta: dict[str, Any] = orjson.loads(raw)
+        return meta
+
+    def snapshot(self, name: str) -> StateSnapshot:
+        snap = self._decode(self._snapshot_meta(name)["id"])
+        return dataclasses.replace(snap, name=name)
+
+    def snapshots(self) -> list[dict[str, Any]]:
+        raw = _pairs(self.log.command("HGETALL", self.keys["snapshots"]))
+        metas = sorted(((name.decode(), orjson.loads(value)) for name, value in raw.items()),
+                       key=lambda pair: pair[1]["t"])
+        return [{"name": name, "session": meta["session"], "created_at": meta["created_at"],
+                 "changes": meta["changes"], "change_bytes": meta["changes"] * self.record_bytes}
+                for name, meta in metas]
+
+    def describe_snapshot(self, snap: StateSnapshot) -> dict[str, Any]:
+        described = super().describe_snapshot(snap)
+        if not described["created_at"]:
+            described["created_at"] = self._snapshot_meta(snap.name)["created_at"]
+        return described
+
+    def delete_snapshot(self, name: str) -> None:
+        if not self._script(self._delete_snapshot, name):
+            raise NotFound(f"no snapshot {name!r}")
+        self._snapshot_times.pop(name, None)
+
+    # -- memory -------------------------------------------------------------------------------
+
+    def change_bytes(self) -> int:
+        values = self.log.command("HVALS", self.keys["changes"])
+        return sum(int(v) for v in values) * self.record_bytes
