@@ -333,6 +333,9 @@ class MockApp:
                     await self._observed(state, scope, receive, send)
                     return
                 status, body, headers = await self._answer(scope, receive, state)
+                if state.replicated:
+                    status, body, headers = self._settle(state, scope, None) or (
+                        status, body, headers)
             except StaleRead:
                 continue
             break
@@ -364,6 +367,9 @@ class MockApp:
         check = True
         try:
             operation, raw_path = self._route(scope)
+            if operation.cacheable and state.replicated:
+                # A read: its round trip to Redis waits for its answer (and journal entry).
+                scope["mock.view"].deferrable = True
             _check_header_size(scope)
             authorization = prefer = None  # the first of each, in one pass (as `_header`)
             for key, value in scope["headers"]:
@@ -447,6 +453,7 @@ class MockApp:
         latency_ms = (time.perf_counter() - started) * 1000
         fault = rule.describe() if rule is not None else None
         ignored = self._ignored_params(scope)
+        entry: tuple[Any, ...] | None = None
         if state.journal.enabled and not path.startswith(_NOISE_PREFIXES):  # _browser_noise
             request_body = scope.get("mock.body")
             if request_body is None and method in ("POST", "PUT", "PATCH", "DELETE"):
@@ -454,10 +461,19 @@ class MockApp:
                     request_body = await self._read_body(scope, receive)
                 except (ApiError, ClientDisconnect, RuntimeError):
                     request_body = None
-            state.record_request(  # positional: `Journal.record`'s order (every request)
+            entry = (  # positional: `Journal.record`'s order (every request)
                 state.clock.now_ms(), method, path, scope.get("query_string", b""),
                 scope.get("headers", ()), request_body, status, body, latency_ms,
                 scope.get("mock.operation"), fault, ignored, scope.get("mock.header_bytes"))
+        view = scope.get("mock.view") if state.replicated else None
+        if view is not None and view.pending:  # a read on a shared state: its round trip
+            refused = self._settle(state, scope, entry)  # records the entry, unless a 429
+            if refused is not None:
+                status, body, headers = refused
+                if entry is not None:
+                    state.record_request(*entry[:6], status, body, *entry[8:])
+        elif entry is not None:
+            state.record_request(*entry)
         if self.config.request_log and REQUEST_LOGGER.isEnabledFor(20):
             log_request(method, path, status, latency_ms,
                         _header(scope, b"authorization"), fault=fault, ignored=ignored)
@@ -466,6 +482,32 @@ class MockApp:
             return
         await send({"type": "http.response.start", "status": status, "headers": headers})
         await send({"type": "http.response.body", "body": body})
+
+    def _settle(self, state: MockState, scope: Scope,
+                entry: tuple[Any, ...] | None) -> tuple[int, bytes, RawHeaders] | None:
+        """A read on a shared state, answered from the worker's copy: its one round trip to
+        Redis (shared.py), which confirms the copy was current (else StaleRead: the request
+        runs again), counts it and records its journal `entry` (`Journal.record`'s fields);
+        None, or the answer to send instead: the 429 when the count is over the limit, the 503
+        when Redis is unreachable (the entry not recorded by the round trip)."""
+        view = scope.get("mock.view")
+        if view is None or not view.pending:
+            return None
+        try:
+            over: ApiError | None = state.settle(view, entry)  # type: ignore[attr-defined]
+        except StaleRead:
+            raise
+        except ApiError as unavailable:  # Redis unreachable: 503, as any request answers
+            over = unavailable
+        if over is None:
+            return None
+        body = error_body(over)
+        headers = _json_headers(body, over.headers)
+        operation = self.spec.by_id.get(scope.get("mock.operation") or "")
+        if self.selfcheck is not None and operation is not None and over.status_code != 503:
+            self.selfcheck.check(operation, over.status_code, body,
+                                 {k.decode("latin-1"): v.decode("latin-1") for k, v in headers})
+        return over.status_code, body, headers
 
     def _ignored_params(self, scope: Scope) -> tuple[str, ...]:
         """The unknown query parameters the pipeline ignored for this request (reported in the

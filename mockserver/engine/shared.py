@@ -61,7 +61,14 @@ from ..data.fixtures import Dataset
 from .clock import Clock, parse_timestamp
 from .errors import ApiError, StaleRead, TooManyRequests
 from .faults import FaultRule, Faults
-from .journal import _MAX_BODY_SHOWN, MAX_JOURNAL_BYTES, Journal, JournalEntry
+from .journal import (
+    _ENTRY_OVERHEAD,
+    _MAX_BODY_SHOWN,
+    MAX_JOURNAL_BYTES,
+    Journal,
+    JournalEntry,
+    header_size,
+)
 from .ratelimit import WINDOW_SECONDS, RateLimiter
 from .shared_layers import CHECKPOINT, checkpoint_fields, restore_checkpoint
 from .state import KEEP, MockState, Settings, Shared
@@ -143,24 +150,64 @@ local function hit(limits, windows, kind, ident, now)
 end
 """
 
-# The one round trip of a request (and the catch-up). KEYS: log, last, epoch, limits, windows.
-# ARGV: applied id, known epoch, batch, a new epoch (used when none), then optionally kind,
-# ident, now (ms) of a request to count. Returns {epoch, last id, entries} when the log has
-# entries the worker has not applied (nothing counted), else {epoch, last id} (counted), or
-# {epoch, last id, limit, window start} (over the limit).
-_SYNC = _HIT_FUNCTION + """
+# A journal entry recorded: moved from the worker's staging list (where the same write put it
+# with a plain RPUSH just before: the entry's bytes never pass through Lua), numbered, and the
+# oldest entries past either bound dropped (the newest is always kept), as Journal.record does
+# in memory. `sizes` is a list beside the journal (each entry's size); `jmeta` holds `seq`
+# (the last entry's number: numbers are consecutive, so it and the journal's length give each
+# entry's), `bytes` (kept in all) and `dropped`. `size` is JournalEntry.kept_bytes.
+_RECORD_FUNCTION = """
+local function record(journal, sizes, jmeta, stage, size, maxlen, maxbytes)
+  if not redis.call('LMOVE', stage, journal, 'RIGHT', 'RIGHT') then return end
+  redis.call('DEL', stage)  -- what a broken request may have left before it
+  local n = redis.call('RPUSH', sizes, size)
+  local meta = redis.call('HMGET', jmeta, 'seq', 'bytes', 'dropped')
+  local total = tonumber(meta[2] or '0') + tonumber(size)
+  maxlen, maxbytes = tonumber(maxlen), tonumber(maxbytes)
+  local drop = 0
+  while n - drop > 1 and (n - drop > maxlen or total > maxbytes) do
+    total = total - tonumber(redis.call('LPOP', sizes) or '0')
+    drop = drop + 1
+  end
+  if drop > 0 then redis.call('LTRIM', journal, drop, -1) end
+  redis.call('HSET', jmeta, 'seq', tonumber(meta[1] or '0') + 1, 'bytes', total,
+             'dropped', tonumber(meta[3] or '0') + drop)
+end
+"""
+
+# A journal entry recorded on its own (SharedJournal.record, posted after `RPUSH stage entry`).
+# KEYS: journal, jsizes, jmeta, stage. ARGV: the entry's size, max entries, max bytes.
+_RECORD = _RECORD_FUNCTION + """
+record(KEYS[1], KEYS[2], KEYS[3], KEYS[4], ARGV[1], ARGV[2], ARGV[3])
+return 1
+"""
+
+# The one round trip of a request (and the catch-up). KEYS: log, last, epoch, limits,
+# windows, journal, jsizes, jmeta, the worker's journal staging list. ARGV: applied id, known
+# epoch, batch, a new epoch (used when none), then optionally kind, ident, now (ms) of a
+# request to count (kind '' for none), and when the same write staged the request's journal
+# entry, its size, max entries, max bytes (_RECORD's ARGV). Returns {epoch, last id, entries}
+# when the log has entries the worker has not applied (nothing counted or recorded), {epoch,
+# last id, limit, window start} when over the limit (nothing recorded: the answer becomes a
+# 429, recorded apart), else {epoch, last id} (counted, recorded).
+_SYNC = _HIT_FUNCTION + _RECORD_FUNCTION + """
 local got = redis.call('MGET', KEYS[3], KEYS[2])
 local epoch, last = got[1], got[2] or '0-0'
 if not epoch then redis.call('SET', KEYS[3], ARGV[4]); epoch = ARGV[4] end
 if epoch ~= ARGV[2] or last ~= ARGV[1] then
+  if ARGV[8] then redis.call('DEL', KEYS[9]) end
   local start = '(' .. ARGV[1]
   if epoch ~= ARGV[2] then start = '-' end
   return {epoch, last, redis.call('XRANGE', KEYS[1], start, '+', 'COUNT', ARGV[3])}
 end
-if ARGV[5] then
+if ARGV[5] and ARGV[5] ~= '' then
   local over = hit(KEYS[4], KEYS[5], ARGV[5], ARGV[6], tonumber(ARGV[7]))
-  if over then return {epoch, last, over[1], over[2]} end
+  if over then
+    if ARGV[8] then redis.call('DEL', KEYS[9]) end
+    return {epoch, last, over[1], over[2]}
+  end
 end
+if ARGV[8] then record(KEYS[6], KEYS[7], KEYS[8], KEYS[9], ARGV[8], ARGV[9], ARGV[10]) end
 return {epoch, last}
 """
 
@@ -197,29 +244,6 @@ if over then return {1, over[1], over[2]} end
 return {0}
 """
 
-# Runs right after the RPUSH of a journal entry, in one MULTI (SharedJournal.record): numbers
-# it, and drops the oldest entries past either bound (the newest is always kept), as
-# Journal.record does in memory. `sizes` is a list beside the journal (each entry's size);
-# `jmeta` holds `seq` (the last entry's number: numbers are consecutive, so it and the
-# journal's length give each entry's), `bytes` (kept in all) and `dropped`.
-# KEYS: journal, sizes, jmeta. ARGV: the entry's size (JournalEntry.kept_bytes), max entries,
-# max bytes. Returns how many entries were dropped.
-_RECORD = """
-local n = redis.call('RPUSH', KEYS[2], ARGV[1])
-local meta = redis.call('HMGET', KEYS[3], 'seq', 'bytes', 'dropped')
-local total = tonumber(meta[2] or '0') + tonumber(ARGV[1])
-local maxlen, maxbytes = tonumber(ARGV[2]), tonumber(ARGV[3])
-local drop = 0
-while n - drop > 1 and (n - drop > maxlen or total > maxbytes) do
-  total = total - tonumber(redis.call('LPOP', KEYS[2]) or '0')
-  drop = drop + 1
-end
-if drop > 0 then redis.call('LTRIM', KEYS[1], drop, -1) end
-redis.call('HSET', KEYS[3], 'seq', tonumber(meta[1] or '0') + 1, 'bytes', total,
-           'dropped', tonumber(meta[3] or '0') + drop)
-return drop
-"""
-
 # KEYS: journal, sizes, jmeta (numbering goes on, as in memory). Returns how many entries
 # were dropped.
 _CLEAR = """
@@ -241,14 +265,21 @@ return redis.call('HGETALL', KEYS[1])
 
 class View:
     """Where a worker was in the log when a request started reading its local copy; the
-    request's one round trip confirms the log still ends there (SharedLog.confirm)."""
+    request's one round trip confirms the log still ends there (SharedLog.confirm).
 
-    __slots__ = ("confirmed", "epoch", "last_id")
+    A read (`deferrable`: the pipeline sets it for operations that cannot write) has its
+    confirmation and rate-limit count held (`pending`, `count`) until it is answered, and
+    sent then with its journal entry in one script (SharedLog.settle)."""
+
+    __slots__ = ("confirmed", "count", "deferrable", "epoch", "last_id", "pending")
 
     def __init__(self, epoch: str, last_id: str) -> None:
         self.epoch = epoch
         self.last_id = last_id
         self.confirmed = False
+        self.deferrable = False
+        self.pending = False
+        self.count: tuple[str, str] | None = None
 
 
 def _too_many(kind: str, limit: int, start_ms: int, now_ms: int) -> TooManyRequests:
@@ -306,7 +337,10 @@ class SharedLog:
         self._checkpoint = self.client.register_script(CHECKPOINT)
         self._scripts: tuple[Any, ...] = (self._sync, self._append, self._hit, self._clear,
                                           self._checkpoint)
-        self._sync_keys = [self.keys[k] for k in ("log", "last", "epoch", "limits", "windows")]
+        # The worker's journal staging list (SharedJournal): one per connection.
+        self.keys["stage"] = f"mock:{{{namespace}}}:jstage:{secrets.token_hex(6)}"
+        self._sync_keys = [self.keys[k] for k in ("log", "last", "epoch", "limits", "windows",
+                                                   "journal", "jsizes", "jmeta", "stage")]
         self.since_base = 0  # entries after the last base (reset, checkpoint) in the log
         self.compact_after = COMPACT_AFTER
         self.last_id = "0-0"  # the last entry this worker applied
@@ -317,21 +351,26 @@ class SharedLog:
         # writes cost more than Redis's work), and an order for what `post` sends unanswered.
         self._conn: Any = None
         self._posted = 0  # replies of what `post` sent, not yet read
+        self.deferred: View | None = None  # a read whose round trip waits for its answer
 
     # -- Redis calls, with their failures turned into 503 ----------------------------------------
 
     def unavailable(self, exc: BaseException | str) -> StateUnavailable:
         return StateUnavailable(f"shared state unavailable: Redis at {self.url}: {exc}")
 
-    def call(self, script: Any, keys: list[str], args: list[Any]) -> Any:
-        """Run a Lua script and return its reply."""
+    def call(self, script: Any, keys: list[str], args: list[Any],
+             *before: tuple[Any, ...]) -> Any:
+        """Run a Lua script (after the commands `before`, in the same write) and return its
+        reply."""
         with self.lock:
             try:
                 try:
-                    return self._exchange(("EVALSHA", script.sha, len(keys), *keys, *args))
+                    return self._exchange(*before,
+                                          ("EVALSHA", script.sha, len(keys), *keys, *args))
                 except self._no_script:  # Redis lost its script cache (a restart, a flush)
                     self._load_scripts()
-                    return self._exchange(("EVALSHA", script.sha, len(keys), *keys, *args))
+                    return self._exchange(*before,
+                                          ("EVALSHA", script.sha, len(keys), *keys, *args))
             except self._response_error as exc:  # answered: the connection is in step
                 raise self.unavailable(exc) from None
             except self.redis_errors as exc:
@@ -505,17 +544,51 @@ class SharedLog:
         """Check that the log still ends where `view` is, so that what the request read of
         the local copy is the shared mock's present, and count it (`count`: kind, ident) in
         the same round trip. When another worker appended since, apply its entries (nothing
-        counted) and raise StaleRead: the pipeline runs the request again."""
+        counted) and raise StaleRead: the pipeline runs the request again.
+
+        A deferrable view is only marked: its round trip is the one `settle` makes when the
+        request is answered (or `transaction`'s, should the request write after all)."""
         if view.confirmed and count is None:
             return
+        if view.deferrable:
+            view.pending = True
+            if count is not None:
+                view.count = count
+            self.deferred = view
+            return
+        self._confirm(view, count)
+
+    def settle(self, view: View, entry: tuple[bytes, int] | None,
+               maxlen: int = 0, max_bytes: int = 0) -> TooManyRequests | None:
+        """The round trip a deferred view holds (`confirm`), with the request's journal entry
+        (`entry`: its encoding and size, recorded within `maxlen` entries and `max_bytes`)
+        when given: StaleRead as `confirm`; the 429 to answer instead when the count is over
+        the limit (nothing recorded); else None (counted and recorded)."""
+        if self.deferred is view:
+            self.deferred = None
+        if not view.pending:
+            return None
+        view.pending = False
+        return self._confirm(view, view.count, entry, maxlen, max_bytes, answer=True)
+
+    def _confirm(self, view: View, count: tuple[str, str] | None,
+                 entry: tuple[bytes, int] | None = None, maxlen: int = 0, max_bytes: int = 0,
+                 *, answer: bool = False) -> TooManyRequests | None:
         with self.lock:
             if view.last_id != self.last_id or view.epoch != self.epoch:
                 raise StaleRead  # this worker applied entries since the request read
             args: list[Any] = [self.last_id, self.epoch, CATCH_UP_BATCH, secrets.token_hex(8)]
+            now_ms = 0
             if count is not None:
                 now_ms = self.state.clock.now_ms()
                 args += [count[0], count[1], now_ms]
-            reply = self.call(self._sync, self._sync_keys, args)
+            elif entry is not None:
+                args += ["", "", 0]
+            before: tuple[tuple[Any, ...], ...] = ()
+            if entry is not None:  # staged by a plain RPUSH in the same write
+                args += [entry[1], maxlen, max_bytes]
+                before = (("RPUSH", self.keys["stage"], entry[0]),)
+            reply = self.call(self._sync, self._sync_keys, args, *before)
             if len(reply) == 3:
                 store = self.state.store
                 tx = store._tx
@@ -530,7 +603,11 @@ class SharedLog:
             view.confirmed = True
             if len(reply) == 4:
                 assert count is not None
-                raise _too_many(count[0], int(reply[2]), int(reply[3]), now_ms)
+                over = _too_many(count[0], int(reply[2]), int(reply[3]), now_ms)
+                if answer:
+                    return over
+                raise over
+            return None
 
     # -- compaction ----------------------------------------------------------------------------
 
@@ -579,6 +656,15 @@ class SharedLog:
                     self.undo(tx)
                     raise
                 store._tx = None
+                deferred = self.deferred
+                if deferred is not None and deferred.pending and tx.dirty(store):
+                    # A read that wrote after all (its round trip deferred): undo, make the
+                    # round trip now (count, or StaleRead), and run it again.
+                    self.undo(tx)
+                    deferred.deferrable = deferred.pending = False
+                    self.deferred = None
+                    self._confirm(deferred, deferred.count)
+                    continue
                 if tx.dirty(store):
                     try:
                         committed = self.commit(tx)
@@ -710,6 +796,13 @@ class SharedMockState(MockState):
         """One round trip: the request read the shared mock's present (else StaleRead, after
         catching up: the pipeline runs it again)."""
         self.log.confirm(view)
+
+    def settle(self, view: View, entry: tuple[Any, ...] | None) -> TooManyRequests | None:
+        """A read's deferred round trip (SharedLog.settle), with its journal entry
+        (`Journal.record`'s fields) when given: None, or the 429 to answer instead."""
+        journal = self.journal
+        encoded = journal.encode(*entry) if entry is not None else None
+        return self.log.settle(view, encoded, journal.maxlen, journal.max_bytes)
 
     def count_request(self, kind: str, ident: str, view: Any = None) -> None:
         """Confirm `view` and count the request, in one round trip (429 past the limit)."""
@@ -1122,49 +1215,48 @@ class SharedJournal(Journal):
         super().__init__(maxlen, max_bytes)
         self.shared = shared
         keys = shared.keys
-        self._keys = [keys[k] for k in ("journal", "jsizes", "jmeta")]
+        self._keys = [keys[k] for k in ("journal", "jsizes", "jmeta", "stage")]
 
-    def record(self, time_ms: int, method: str, path: str, query_string: bytes,
+    def record(self, *fields: Any) -> None:
+        """`Journal.record`'s fields; sent before the answer, its reply read on the next call
+        (SharedLog.post)."""
+        data, size = self.encode(*fields)
+        # EVAL rather than EVALSHA: posted, a script cache Redis lost would lose the entry.
+        try:
+            self.shared.post(("RPUSH", self._keys[3], data),
+                             ("EVAL", _RECORD, 4, *self._keys, size, self.maxlen,
+                              self.max_bytes))
+        except StateUnavailable as exc:  # the answer is sent all the same; the entry is lost
+            log.warning("request journal: %s", exc.message)
+
+    def encode(self, time_ms: int, method: str, path: str, query_string: bytes,
                raw_headers: Iterable[tuple[bytes, bytes]], body: bytes | None, status: int,
                response_body: bytes | None, latency_ms: float, operation_id: str | None,
                fault: str | None, ignored_params: tuple[str, ...] = (),
-               header_bytes: int | None = None) -> None:
-        fields: dict[str, Any] = {
-            "time_ms": time_ms, "method": method, "path": path, "query_string": query_string,
-            "body": body, "status": status, "response_body": response_body,
-            "latency_ms": latency_ms, "operation_id": operation_id, "fault": fault,
-            "ignored_params": ignored_params,
-        }
-        for name, size_field in (("body", "body_size"), ("response_body", "response_size")):
-            raw = fields.get(name)
-            if raw is not None and len(raw) > _MAX_BODY_SHOWN:
-                fields[size_field] = len(raw)
-                fields[name] = None
-                fields["truncated"] = (*fields.get("truncated", ()), name)
-        fields["raw_headers"] = tuple(raw_headers)
-        entry = JournalEntry(seq=0, **fields)
-        body, response = entry.body, entry.response_body
+               header_bytes: int | None = None) -> tuple[bytes, int]:
+        """An entry as stored in Redis (`Journal.record`'s fields), and its size."""
+        truncated: tuple[str, ...] = ()
+        body_size = response_size = 0
+        if body is not None and len(body) > _MAX_BODY_SHOWN:
+            body_size, body, truncated = len(body), None, ("body",)
+        if response_body is not None and len(response_body) > _MAX_BODY_SHOWN:
+            response_size, response_body = len(response_body), None
+            truncated = (*truncated, "response_body")
+        headers = tuple(raw_headers)
+        if header_bytes is None:
+            header_bytes = header_size(headers)
+        size = (len(body or b"") + len(response_body or b"") + len(query_string) + header_bytes
+                + _ENTRY_OVERHEAD)  # JournalEntry.kept_bytes, as Journal.record counts it
         # The fields as JSON, a newline (never in orjson's output), then both bodies as they are.
         data = b"".join((orjson.dumps({
-            "t": entry.time_ms, "m": entry.method, "p": entry.path,
-            "q": entry.query_string.decode("latin-1"),
-            "h": [[k.decode("latin-1"), v.decode("latin-1")] for k, v in entry.raw_headers],
-            "b": None if body is None else len(body), "s": entry.status,
-            "r": None if response is None else len(response), "l": entry.latency_ms,
-            "o": entry.operation_id, "f": entry.fault, "i": list(entry.ignored_params),
-            "x": list(entry.truncated), "bs": entry.body_size, "rs": entry.response_size,
-        }), b"\n", body or b"", response or b""))
-        keys = self._keys
-        # Sent before the answer, its replies read on the next call (SharedLog.post). In one
-        # MULTI, and EVAL rather than EVALSHA: a script cache Redis lost cannot leave an entry
-        # pushed but not numbered.
-        try:
-            self.shared.post(("MULTI",), ("RPUSH", keys[0], data),
-                             ("EVAL", _RECORD, len(keys), *keys,  # not EVALSHA: see above
-                              entry.kept_bytes(), self.maxlen, self.max_bytes),
-                             ("EXEC",))
-        except StateUnavailable as exc:  # the answer is sent all the same; the entry is lost
-            log.warning("request journal: %s", exc.message)
+            "t": time_ms, "m": method, "p": path, "q": query_string.decode("latin-1"),
+            "h": [[k.decode("latin-1"), v.decode("latin-1")] for k, v in headers],
+            "b": None if body is None else len(body), "s": status,
+            "r": None if response_body is None else len(response_body), "l": latency_ms,
+            "o": operation_id, "f": fault, "i": list(ignored_params),
+            "x": list(truncated), "bs": body_size, "rs": response_size,
+        }), b"\n", body or b"", response_body or b""))
+        return data, size
 
     def clear(self) -> int:
         return int(self.shared.call(self.shared._clear, self._keys, []))

@@ -182,12 +182,12 @@ end
 return 1
 """
 
-# Before shared.py's `_SYNC` (KEYS[6]: the session's `used`), for a session: {0} when it is
+# Before shared.py's `_SYNC` (KEYS[10]: the session's `used`), for a session: {0} when it is
 # not registered (its epoch goes with its registry entry); else its use noted (Redis's clock).
 _SESSION_SYNC_PRELUDE = """
 if not redis.call('GET', KEYS[3]) then return {0} end
 local t = redis.call('TIME')
-redis.call('SET', KEYS[6], t[1] .. string.format('%03d', math.floor(tonumber(t[2]) / 1000)))
+redis.call('SET', KEYS[10], t[1] .. string.format('%03d', math.floor(tonumber(t[2]) / 1000)))
 """
 
 # Before shared.py's append, for a session: only into the incarnation the worker is in.
@@ -233,9 +233,10 @@ class SessionLog(SharedLog):
 
     # -- Redis calls: the default's connection ---------------------------------------------------
 
-    def call(self, script: Any, keys: list[str], args: list[Any]) -> Any:
+    def call(self, script: Any, keys: list[str], args: list[Any],
+             *before: tuple[Any, ...]) -> Any:
         with self.lock:
-            reply = self.default.call(script, keys, args)
+            reply = self.default.call(script, keys, args, *before)
         if script is self._sync and len(reply) == 1:
             raise self.gone()
         return reply
