@@ -334,7 +334,7 @@ class MockApp:
                     return
                 status, body, headers = await self._answer(scope, receive, state)
                 if state.replicated:
-                    status, body, headers = self._settle(state, scope, None) or (
+                    status, body, headers = await self._settle(state, scope, None) or (
                         status, body, headers)
             except StaleRead:
                 continue
@@ -467,7 +467,7 @@ class MockApp:
                 scope.get("mock.operation"), fault, ignored, scope.get("mock.header_bytes"))
         view = scope.get("mock.view") if state.replicated else None
         if view is not None and view.pending:  # a read on a shared state: its round trip
-            refused = self._settle(state, scope, entry)  # records the entry, unless a 429
+            refused = await self._settle(state, scope, entry)  # records it, unless refused
             if refused is not None:
                 status, body, headers = refused
                 if entry is not None:
@@ -483,7 +483,7 @@ class MockApp:
         await send({"type": "http.response.start", "status": status, "headers": headers})
         await send({"type": "http.response.body", "body": body})
 
-    def _settle(self, state: MockState, scope: Scope,
+    async def _settle(self, state: MockState, scope: Scope,
                 entry: tuple[Any, ...] | None) -> tuple[int, bytes, RawHeaders] | None:
         """A read on a shared state, answered from the worker's copy: its one round trip to
         Redis (shared.py), which confirms the copy was current (else StaleRead: the request
@@ -494,11 +494,17 @@ class MockApp:
         if view is None or not view.pending:
             return None
         try:
-            over: ApiError | None = state.settle(view, entry)  # type: ignore[attr-defined]
+            over: ApiError | None = await state.settle(view, entry)  # type: ignore[attr-defined]
         except StaleRead:
             raise
         except ApiError as unavailable:  # Redis unreachable: 503, as any request answers
             over = unavailable
+        except Exception as exc:  # a bug: answered as `_answer` answers one
+            ERROR_LOGGER.error("unexpected error settling %s %s", scope["method"],
+                               scope["path"], exc_info=exc)
+            scope["mock.error"] = exc
+            body = orjson.dumps({"error": f"internal error: {type(exc).__name__}: {exc}"})
+            return 500, body, _json_headers(body)
         if over is None:
             return None
         body = error_body(over)

@@ -44,6 +44,7 @@ Redis; only then is this module (and redis-py) imported: the in-memory default n
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import dataclasses
 import hashlib
@@ -352,6 +353,8 @@ class SharedLog:
         self._conn: Any = None
         self._posted = 0  # replies of what `post` sent, not yet read
         self.deferred: View | None = None  # a read whose round trip waits for its answer
+        # Reads waiting for their round trip, by event loop (`settle`, `_flush`).
+        self._batches: dict[asyncio.AbstractEventLoop, list[tuple[Any, ...]]] = {}
 
     # -- Redis calls, with their failures turned into 503 ----------------------------------------
 
@@ -419,6 +422,18 @@ class SharedLog:
         if failed is not None:
             raise failed
         return reply
+
+    def _exchange_all(self, *commands: tuple[Any, ...]) -> list[Any]:
+        """Send commands in one write; all their replies, an error reply in its place."""
+        self._send(*commands)
+        self._read_posted()
+        replies: list[Any] = []
+        for _ in commands:
+            try:
+                replies.append(self._conn.read_response())
+            except self._response_error as exc:
+                replies.append(exc)
+        return replies
 
     def post(self, *commands: tuple[Any, ...]) -> None:
         """Send commands in one write without waiting for their replies (the next call on
@@ -558,18 +573,122 @@ class SharedLog:
             return
         self._confirm(view, count)
 
-    def settle(self, view: View, entry: tuple[bytes, int] | None,
-               maxlen: int = 0, max_bytes: int = 0) -> TooManyRequests | None:
+    async def settle(self, view: View, entry: tuple[bytes, int] | None,
+                     maxlen: int = 0, max_bytes: int = 0) -> TooManyRequests | None:
         """The round trip a deferred view holds (`confirm`), with the request's journal entry
         (`entry`: its encoding and size, recorded within `maxlen` entries and `max_bytes`)
         when given: StaleRead as `confirm`; the 429 to answer instead when the count is over
-        the limit (nothing recorded); else None (counted and recorded)."""
+        the limit (nothing recorded); else None (counted and recorded).
+
+        The reads answered in one turn of the event loop settle together: their scripts go
+        to Redis in one write and their replies come back in one read (`_flush`), so the
+        cost of a round trip is shared by every read waiting when it is made (R18)."""
         if self.deferred is view:
             self.deferred = None
         if not view.pending:
             return None
         view.pending = False
-        return self._confirm(view, view.count, entry, maxlen, max_bytes, answer=True)
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # pragma: no cover - not under asyncio (trio): one at a time
+            return self._confirm(view, view.count, entry, maxlen, max_bytes, answer=True)
+        future: asyncio.Future[TooManyRequests | None] = loop.create_future()
+        self.connection_owner()._enqueue(loop, (self, view, entry, maxlen, max_bytes, future))
+        return await future
+
+    def connection_owner(self) -> SharedLog:
+        """The log whose connection this one's calls use (a session's: the default's)."""
+        return self
+
+    def _enqueue(self, loop: asyncio.AbstractEventLoop, item: tuple[Any, ...]) -> None:
+        with self.lock:
+            batch = self._batches.get(loop)
+            if batch is None:
+                batch = self._batches[loop] = []
+                loop.call_soon(self._flush, loop)
+            batch.append(item)
+
+    def _flush(self, loop: asyncio.AbstractEventLoop) -> None:
+        """Settle the reads gathered in this turn of `loop`: one write, one read."""
+        with self.lock:
+            batch = self._batches.pop(loop, [])
+            try:
+                self._settle_batch(batch)
+            except BaseException as exc:  # pragma: no cover - a bug: answered, never hung
+                for *_, future in batch:
+                    if not future.done():
+                        future.set_exception(exc)
+                if not isinstance(exc, Exception):
+                    raise
+
+    def _settle_batch(self, batch: list[tuple[Any, ...]]) -> None:
+        """Send the scripts of `batch` in one write, read their replies, resolve its
+        futures (called under the lock)."""
+        commands: list[tuple[Any, ...]] = []
+        sent: list[tuple[tuple[Any, ...], int, int]] = []  # item, reply index, now
+        for item in batch:
+            log, view, entry, maxlen, max_bytes, future = item
+            if future.done():  # pragma: no cover - its request was cancelled
+                continue
+            if view.last_id != log.last_id or view.epoch != log.epoch:
+                future.set_exception(StaleRead())  # applied entries since it read
+                continue
+            args, before, now_ms = log._sync_args(view.count, entry, maxlen, max_bytes)
+            commands += [*before, ("EVALSHA", log._sync.sha, len(log._sync_keys),
+                                   *log._sync_keys, *args)]
+            sent.append((item, len(commands) - 1, now_ms))
+        if not sent:
+            return
+        try:
+            replies = self._exchange_all(*commands)
+        except self.redis_errors as exc:
+            self._lost()
+            for (*_, future), _, _ in sent:
+                future.set_exception(self.unavailable(exc))
+            return
+        behind: set[SharedLog] = set()
+        for item, index, now_ms in sent:
+            log, view, entry, maxlen, max_bytes, future = item
+            reply = replies[index]
+            try:
+                if isinstance(reply, self._no_script):  # Redis lost its script cache
+                    self._load_scripts()
+                    result = log._confirm(view, view.count, entry, maxlen, max_bytes,
+                                          answer=True)
+                elif isinstance(reply, Exception):
+                    raise self.unavailable(reply)
+                else:
+                    result = log._outcome(view, view.count, reply, now_ms, answer=True,
+                                          absorb=False)
+            except StaleRead:
+                behind.add(log)
+                future.set_exception(StaleRead())
+            except (ApiError, *self.redis_errors) as exc:  # type: ignore[misc]
+                future.set_exception(exc if isinstance(exc, ApiError)
+                                     else self.unavailable(exc))
+            else:
+                future.set_result(result)
+        for log in behind:  # their reads run again, on the caught-up copy
+            with contextlib.suppress(ApiError, *self.redis_errors):
+                log.catch_up()
+
+    def _sync_args(self, count: tuple[str, str] | None, entry: tuple[bytes, int] | None,
+                   maxlen: int, max_bytes: int
+                   ) -> tuple[list[Any], tuple[tuple[Any, ...], ...], int]:
+        """The `_SYNC` arguments that confirm this worker's place (and count, and record
+        `entry`), the commands to send before it, and the clock it counted at."""
+        args: list[Any] = [self.last_id, self.epoch, CATCH_UP_BATCH, secrets.token_hex(8)]
+        now_ms = 0
+        if count is not None:
+            now_ms = self.state.clock.now_ms()
+            args += [count[0], count[1], now_ms]
+        elif entry is not None:
+            args += ["", "", 0]
+        before: tuple[tuple[Any, ...], ...] = ()
+        if entry is not None:  # staged by a plain RPUSH in the same write
+            args += [entry[1], maxlen, max_bytes]
+            before = (("RPUSH", self.keys["stage"], entry[0]),)
+        return args, before, now_ms
 
     def _confirm(self, view: View, count: tuple[str, str] | None,
                  entry: tuple[bytes, int] | None = None, maxlen: int = 0, max_bytes: int = 0,
@@ -577,37 +696,36 @@ class SharedLog:
         with self.lock:
             if view.last_id != self.last_id or view.epoch != self.epoch:
                 raise StaleRead  # this worker applied entries since the request read
-            args: list[Any] = [self.last_id, self.epoch, CATCH_UP_BATCH, secrets.token_hex(8)]
-            now_ms = 0
-            if count is not None:
-                now_ms = self.state.clock.now_ms()
-                args += [count[0], count[1], now_ms]
-            elif entry is not None:
-                args += ["", "", 0]
-            before: tuple[tuple[Any, ...], ...] = ()
-            if entry is not None:  # staged by a plain RPUSH in the same write
-                args += [entry[1], maxlen, max_bytes]
-                before = (("RPUSH", self.keys["stage"], entry[0]),)
+            args, before, now_ms = self._sync_args(count, entry, maxlen, max_bytes)
             reply = self.call(self._sync, self._sync_keys, args, *before)
-            if len(reply) == 3:
-                store = self.state.store
-                tx = store._tx
-                if tx is not None and tx.dirty(store):  # pragma: no cover - a pipeline bug
-                    raise RuntimeError("a request counted after it wrote")
-                done, _ = self._absorb(reply)
-                if not done:
-                    self.catch_up()
-                if tx is not None:  # opened around the handler: undoing it keeps the entries
-                    tx.counter, tx.last_ms = store._counter, store._last_ms
+            return self._outcome(view, count, reply, now_ms, answer=answer)
+
+    def _outcome(self, view: View, count: tuple[str, str] | None, reply: list[Any],
+                 now_ms: int, *, answer: bool, absorb: bool = True) -> TooManyRequests | None:
+        """What a `_SYNC` reply to a request's round trip means: StaleRead (after applying
+        the new entries when `absorb`), the 429 (raised, or returned when `answer`), or
+        None."""
+        if len(reply) == 3:
+            if not absorb:
                 raise StaleRead
-            view.confirmed = True
-            if len(reply) == 4:
-                assert count is not None
-                over = _too_many(count[0], int(reply[2]), int(reply[3]), now_ms)
-                if answer:
-                    return over
-                raise over
-            return None
+            store = self.state.store
+            tx = store._tx
+            if tx is not None and tx.dirty(store):  # pragma: no cover - a pipeline bug
+                raise RuntimeError("a request counted after it wrote")
+            done, _ = self._absorb(reply)
+            if not done:
+                self.catch_up()
+            if tx is not None:  # opened around the handler: undoing it keeps the entries
+                tx.counter, tx.last_ms = store._counter, store._last_ms
+            raise StaleRead
+        view.confirmed = True
+        if len(reply) == 4:
+            assert count is not None
+            over = _too_many(count[0], int(reply[2]), int(reply[3]), now_ms)
+            if answer:
+                return over
+            raise over
+        return None
 
     # -- compaction ----------------------------------------------------------------------------
 
@@ -775,7 +893,7 @@ class SharedMockState(MockState):
         self.files.store = self.store
         self.log = log_ = SharedLog(self, url, namespace) if log is None else log(self)
         self.store.log = log_
-        self.journal = SharedJournal(journal_size, journal_bytes, log_)
+        self.journal: SharedJournal = SharedJournal(journal_size, journal_bytes, log_)
         self.limiter = SharedRateLimiter(self.clock, log_)
         self._dataset_key = dataset_key  # the loaded dataset's key in Redis; None: initial
         self._fault_next = 1  # the next fault rule's id (ids continue across resets)
@@ -797,12 +915,12 @@ class SharedMockState(MockState):
         catching up: the pipeline runs it again)."""
         self.log.confirm(view)
 
-    def settle(self, view: View, entry: tuple[Any, ...] | None) -> TooManyRequests | None:
+    async def settle(self, view: View, entry: tuple[Any, ...] | None) -> TooManyRequests | None:
         """A read's deferred round trip (SharedLog.settle), with its journal entry
         (`Journal.record`'s fields) when given: None, or the 429 to answer instead."""
         journal = self.journal
         encoded = journal.encode(*entry) if entry is not None else None
-        return self.log.settle(view, encoded, journal.maxlen, journal.max_bytes)
+        return await self.log.settle(view, encoded, journal.maxlen, journal.max_bytes)
 
     def count_request(self, kind: str, ident: str, view: Any = None) -> None:
         """Confirm `view` and count the request, in one round trip (429 past the limit)."""

@@ -241,6 +241,15 @@ class SessionLog(SharedLog):
             raise self.gone()
         return reply
 
+    def connection_owner(self) -> SharedLog:
+        return self.default
+
+    def _outcome(self, view: Any, count: tuple[str, str] | None, reply: list[Any],
+                 now_ms: int, *, answer: bool, absorb: bool = True) -> Any:
+        if len(reply) == 1:  # a batched read's reply (`call` checks its own)
+            raise self.gone()
+        return super()._outcome(view, count, reply, now_ms, answer=answer, absorb=absorb)
+
     def command(self, name: str, *args: Any) -> Any:
         with self.lock:
             return self.default.command(name, *args)

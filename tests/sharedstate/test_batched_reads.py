@@ -1,0 +1,77 @@
+"""Reads of a shared mock answered in one turn of a worker's event loop settle in one round
+trip to Redis (SharedLog.settle, DECISIONS R18): each is still confirmed against the log,
+counted once and journaled once, in the order they were answered."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import httpx
+import pytest
+from conftest import auth
+
+from mockserver.engine.shared import SharedLog
+from mockserver.standalone.server import create_app
+
+from .conftest import Workers
+from .test_consistency import HARBOR, NODES, create_node
+
+LIST = f"/v1/kb/nodes?workspace_id={HARBOR}&limit=100"
+
+
+def batches(monkeypatch: pytest.MonkeyPatch, before: Any = None) -> list[int]:
+    """Record the size of every batch settled (after calling `before` on the first)."""
+    sizes: list[int] = []
+    original = SharedLog._settle_batch
+
+    def settle(log: SharedLog, batch: list[Any]) -> None:
+        if before is not None and not sizes:
+            before()
+        sizes.append(len(batch))
+        original(log, batch)
+
+    monkeypatch.setattr(SharedLog, "_settle_batch", settle)
+    return sizes
+
+
+async def concurrently(app: Any, count: int, path: str = LIST) -> list[httpx.Response]:
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://mock",
+                                 headers=auth()) as client:
+        return list(await asyncio.gather(*(client.get(path) for _ in range(count))))
+
+
+def test_reads_answered_together_are_each_counted_and_journaled_once(
+        workers: Workers, monkeypatch: pytest.MonkeyPatch) -> None:
+    a = workers.add()
+    assert a.post("/__mock__/rate-limits",
+                  json={"per_minute": 10, "reset_windows": True}).status_code == 200
+    a.delete("/__mock__/requests")
+    sizes = batches(monkeypatch)
+    got = asyncio.run(concurrently(create_app(mock=workers.mocks[0]), 25))
+    assert max(sizes) > 1  # they did settle together
+    assert sorted(r.status_code for r in got) == [200] * 10 + [429] * 15
+    assert all(r.headers.get("retry-after") for r in got if r.status_code == 429)
+    journal = a.get("/__mock__/requests", params={"limit": 100}).json()
+    assert journal["total"] == 25
+    assert sorted(e["status"] for e in journal["data"]) == [200] * 10 + [429] * 15
+
+
+def test_reads_settled_after_another_worker_wrote_run_again_and_see_the_write(
+        workers: Workers, monkeypatch: pytest.MonkeyPatch) -> None:
+    a, b = workers.add(), workers.add()
+    a.get(LIST)  # a holds a copy from before b's write
+    a.delete("/__mock__/requests")
+    written: list[dict[str, Any]] = []
+    # b's write is answered after a's reads read their copy and before they settle: their
+    # answers leave after it, so each must show it (run again on the caught-up copy).
+    sizes = batches(monkeypatch, before=lambda: written.append(create_node(b, "late")))
+    got = asyncio.run(concurrently(create_app(mock=workers.mocks[0]), 8))
+    for response in got:
+        assert response.status_code == 200, response.text
+        assert written[0]["id"] in [n["id"] for n in response.json()["data"]]
+    assert sizes[0] == 8 and len(sizes) > 1  # the first batch was stale, then run again
+    paths = [e["method"] for e in b.get("/__mock__/requests").json()["data"]]
+    assert paths == ["POST"] + ["GET"] * 8  # each read journaled once, after the write
+    assert b.get(NODES + "&limit=100").json()["data"] == got[0].json()["data"]
