@@ -112,6 +112,7 @@ class PreferredResponse(ApiError):
 
 ERROR_LOGGER = logging.getLogger("mockserver.errors")
 RawHeaders = list[tuple[bytes, bytes]]
+MAX_RERUNS = 64  # runs of one request on a shared state's stale copy before it answers 503
 _JSON = (b"content-type", b"application/json")
 
 
@@ -317,6 +318,7 @@ class MockApp:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         state = self.state_for(scope)
+        reruns = 0
         while True:
             if state.replicated:
                 # A worker's copy of a shared state (shared.py): the request reads it as it
@@ -337,7 +339,14 @@ class MockApp:
                     status, body, headers = await self._settle(state, scope, None) or (
                         status, body, headers)
             except StaleRead:
-                continue
+                reruns += 1
+                if reruns < MAX_RERUNS:
+                    continue
+                # Other workers kept appending first (or a read kept writing): answered, not
+                # run for ever.
+                body = orjson.dumps({"error": f"shared state busy: the request ran {reruns} "
+                                              "times on a copy other writes had moved; retry"})
+                status, headers = 503, _json_headers(body, {"Retry-After": "1"})
             break
         await send({"type": "http.response.start", "status": status, "headers": headers})
         await send({"type": "http.response.body", "body": body})

@@ -14,7 +14,7 @@ from conftest import auth
 from mockserver.engine.shared import SharedLog
 from mockserver.standalone.server import create_app
 
-from .conftest import Workers
+from .conftest import Workers, in_memory
 from .test_consistency import HARBOR, NODES, create_node
 
 LIST = f"/v1/kb/nodes?workspace_id={HARBOR}&limit=100"
@@ -75,3 +75,26 @@ def test_reads_settled_after_another_worker_wrote_run_again_and_see_the_write(
     paths = [e["method"] for e in b.get("/__mock__/requests").json()["data"]]
     assert paths == ["POST"] + ["GET"] * 8  # each read journaled once, after the write
     assert b.get(NODES + "&limit=100").json()["data"] == got[0].json()["data"]
+
+
+def test_a_read_that_writes_after_all_is_counted_before_its_write_stands(
+        workers: Workers) -> None:
+    # A read's round trip waits for its answer; one that writes (here: takes an id) is undone,
+    # counted, and run again, so a read refused by the rate limit leaves no write behind.
+    a, b = workers.add(response_cache=0), workers.add()
+    alone = in_memory(response_cache=0)
+    for mock in (workers.mocks[0], alone.app.mock):  # type: ignore[attr-defined]
+        handlers = mock.handlers
+        original = handlers["listKnowledgeNodes"]
+
+        def writing(ctx: Any, original: Any = original) -> Any:
+            ctx.store.new_id()
+            return original(ctx)
+
+        handlers["listKnowledgeNodes"] = writing
+    for client in (a, alone):
+        assert client.post("/__mock__/rate-limits",
+                           json={"per_minute": 2, "reset_windows": True}).status_code == 200
+        assert [client.get(LIST).status_code for _ in range(3)] == [200, 200, 429]
+        client.post("/__mock__/rate-limits", json={"per_minute": 120, "reset_windows": True})
+    assert create_node(b)["id"] == create_node(alone)["id"]
