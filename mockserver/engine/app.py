@@ -376,7 +376,7 @@ class MockApp:
         check = True
         try:
             operation, raw_path = self._route(scope)
-            if operation.cacheable and state.replicated:
+            if operation.cacheable and state.replicated and "mock.view" in scope:
                 # A read: its round trip to Redis waits for its answer (and journal entry).
                 scope["mock.view"].deferrable = True
             _check_header_size(scope)
