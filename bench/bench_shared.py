@@ -10,9 +10,11 @@
 3. Memory of Redis (INFO used_memory over an empty server) for a namespace serving the default
    fixtures and `fixtures generate --scale 100000`, at start and after 1,000 writes.
 
-The mock's workers are pinned to CPU 0 (`--server-cpus`), wrk and redis-server to CPU 1, as
-bench_throughput.py pins server and load. On a two-core machine two workers share CPU 0, so
-the two-worker figure shows what sharing costs, not how it scales.
+The mock's workers and redis-server are pinned to CPU 0 (`--server-cpus`, `--redis-cpus`),
+wrk to CPU 1, as bench_throughput.py pins server and load: the shared mock gets the same one
+core as the in-memory one, Redis's work included, and the CPU figure per request adds the
+workers' and Redis's. On a two-core machine two workers share CPU 0, so the two-worker figure
+shows what sharing costs, not how it scales.
 
     python bench/bench_shared.py [--rounds 3] [--seconds 6] [--connections 16]
                                  [--skip-large] [--large-dir DIR] [--server-cpus 0]
