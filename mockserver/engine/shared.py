@@ -177,8 +177,14 @@ end
 """
 
 # A journal entry recorded on its own (SharedJournal.record, posted after `RPUSH stage entry`).
-# KEYS: journal, jsizes, jmeta, stage. ARGV: the entry's size, max entries, max bytes.
+# KEYS: journal, jsizes, jmeta, stage, and for a session its epoch (gone with the session:
+# then the entry is dropped, not journaled under keys of no session). ARGV: the entry's size,
+# max entries, max bytes.
 _RECORD = _RECORD_FUNCTION + """
+if KEYS[5] and redis.call('EXISTS', KEYS[5]) == 0 then
+  redis.call('DEL', KEYS[4])
+  return 0
+end
 record(KEYS[1], KEYS[2], KEYS[3], KEYS[4], ARGV[1], ARGV[2], ARGV[3])
 return 1
 """
@@ -353,6 +359,7 @@ class SharedLog:
         self._conn: Any = None
         self._posted = 0  # replies of what `post` sent, not yet read
         self.deferred: View | None = None  # a read whose round trip waits for its answer
+        self.guarded = False  # whether its keys go with an epoch that can be deleted (sessions)
         # Reads waiting for their round trip, by event loop (`settle`, `_flush`).
         self._batches: dict[asyncio.AbstractEventLoop, list[tuple[Any, ...]]] = {}
 
@@ -1334,6 +1341,8 @@ class SharedJournal(Journal):
         self.shared = shared
         keys = shared.keys
         self._keys = [keys[k] for k in ("journal", "jsizes", "jmeta", "stage")]
+        # A session's entries are recorded only while it exists (_RECORD).
+        self._record_keys = [*self._keys, keys["epoch"]] if shared.guarded else self._keys
 
     def record(self, *fields: Any) -> None:
         """`Journal.record`'s fields; sent before the answer, its reply read on the next call
@@ -1341,8 +1350,9 @@ class SharedJournal(Journal):
         data, size = self.encode(*fields)
         # EVAL rather than EVALSHA: posted, a script cache Redis lost would lose the entry.
         try:
-            self.shared.post(("RPUSH", self._keys[3], data),
-                             ("EVAL", _RECORD, 4, *self._keys, size, self.maxlen,
+            keys = self._record_keys
+            self.shared.post(("RPUSH", keys[3], data),
+                             ("EVAL", _RECORD, len(keys), *keys, size, self.maxlen,
                               self.max_bytes))
         except StateUnavailable as exc:  # the answer is sent all the same; the entry is lost
             log.warning("request journal: %s", exc.message)

@@ -185,7 +185,10 @@ return 1
 # Before shared.py's `_SYNC` (KEYS[10]: the session's `used`), for a session: {0} when it is
 # not registered (its epoch goes with its registry entry); else its use noted (Redis's clock).
 _SESSION_SYNC_PRELUDE = """
-if not redis.call('GET', KEYS[3]) then return {0} end
+if not redis.call('GET', KEYS[3]) then
+  if ARGV[8] then redis.call('DEL', KEYS[9]) end  -- the read's staged journal entry
+  return {0}
+end
 local t = redis.call('TIME')
 redis.call('SET', KEYS[10], t[1] .. string.format('%03d', math.floor(tonumber(t[2]) / 1000)))
 """
@@ -226,6 +229,7 @@ class SessionLog(SharedLog):
         self._append = sessions.session_append
         self._sync_keys = [*self._sync_keys, self.keys["used"]]
         self.incoming = ""  # the epoch of the reply being applied
+        self.guarded = True  # its journal entries are dropped once it is deleted
 
     def gone(self) -> NotFound:
         self.sessions.forget(self.name, self.session_state)

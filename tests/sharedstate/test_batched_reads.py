@@ -98,3 +98,19 @@ def test_a_read_that_writes_after_all_is_counted_before_its_write_stands(
         assert [client.get(LIST).status_code for _ in range(3)] == [200, 200, 429]
         client.post("/__mock__/rate-limits", json={"per_minute": 120, "reset_windows": True})
     assert create_node(b)["id"] == create_node(alone)["id"]
+
+
+def test_a_read_whose_session_is_deleted_before_it_settles_is_404_and_leaves_nothing(
+        workers: Workers, monkeypatch: pytest.MonkeyPatch) -> None:
+    a, b = workers.add(), workers.add()
+    assert a.post("/__mock__/sessions", json={"name": "s"}).status_code == 201
+    assert b.get(f"/sessions/s{LIST}").status_code == 200  # b holds the session
+    batches(monkeypatch, before=lambda: a.delete("/__mock__/sessions/s"))
+    got = asyncio.run(concurrently(create_app(mock=workers.mocks[1]), 3, f"/sessions/s{LIST}"))
+    assert [r.status_code for r in got] == [404] * 3, [r.text for r in got]
+    assert all("'s'" in r.json()["error"] for r in got)
+    # Their journal entries, staged in the same write as their scripts, are not left behind.
+    # Nor are their 404s journaled into the deleted session (keys of no session).
+    redis: Any = workers.mocks[0].state.log.client
+    assert redis.keys(f"mock:{{{workers.namespace}}}:*jstage*") == []
+    assert redis.keys(f"mock:{{{workers.namespace}}}:session:s:*") == []
