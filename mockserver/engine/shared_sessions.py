@@ -478,9 +478,11 @@ class SharedSessions(Sessions):
             return state
 
     def note_changes(self, name: str, state: SessionState) -> None:
-        """Record a session's changes for the memory cap (after a committed write)."""
+        """Record a session's changes for the memory cap (after a committed write): posted,
+        in Redis before the answer leaves without waiting for it (as a journal entry, R16).
+        EVAL, not EVALSHA: a posted script must not meet a lost script cache."""
         with contextlib.suppress(StateUnavailable):  # an estimate: the write stands
-            self._script(self._changes, name, state.store.changes)
+            self.log.post(("EVAL", _CHANGES, 0, self.prefix, name, state.store.changes))
 
     def _sweep(self) -> None:
         if time.monotonic() - self._last_sweep > 1.0:
