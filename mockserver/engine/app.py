@@ -376,8 +376,9 @@ class MockApp:
         check = True
         try:
             operation, raw_path = self._route(scope)
-            if operation.cacheable and state.replicated and "mock.view" in scope:
-                # A read: its round trip to Redis waits for its answer (and journal entry).
+            if state.replicated and "mock.view" in scope:
+                # Its round trip to Redis waits: for a write's append, else for its answer
+                # (with its journal entry).
                 scope["mock.view"].deferrable = True
             _check_header_size(scope)
             authorization = prefer = None  # the first of each, in one pass (as `_header`)

@@ -219,16 +219,22 @@ return {epoch, last}
 """
 
 # KEYS: log, last, epoch, journal, windows, limits, then the journal's sizes and jmeta.
-# ARGV: expected last id ('*': no check), base flag, epoch, limits (flat field/value list
-# after ARGV[5] when ARGV[4] == '1'), then the entry's fields after the limits.
-# Returns {1, id} or {0, last id} (someone appended first).
-_APPEND = """
+# ARGV: expected last id ('*': no check), base flag, epoch, limits flag, n, then kind, ident,
+# now (ms) of the request to count with the write (kind '' for none), the limits (a flat
+# field/value list of n items, set when the flag is '1'), then the entry's fields.
+# Returns {1, id}, {0, last id} (someone appended first: nothing counted), or
+# {2, limit, window start} (over the limit: nothing appended).
+_APPEND = _HIT_FUNCTION + """
 local last = redis.call('GET', KEYS[2]) or '0-0'
 if ARGV[1] ~= '*' and last ~= ARGV[1] then return {0, last} end
+if ARGV[6] ~= '' then
+  local over = hit(KEYS[6], KEYS[5], ARGV[6], ARGV[7], tonumber(ARGV[8]))
+  if over then return {2, over[1], over[2]} end
+end
 if not redis.call('GET', KEYS[3]) then redis.call('SET', KEYS[3], ARGV[3]) end
 local n = tonumber(ARGV[5])
 local fields = {}
-for i = 6 + n, #ARGV do fields[#fields + 1] = ARGV[i] end
+for i = 9 + n, #ARGV do fields[#fields + 1] = ARGV[i] end
 local id = redis.call('XADD', KEYS[1], '*', unpack(fields))
 redis.call('SET', KEYS[2], id)
 if ARGV[2] == '1' then
@@ -238,7 +244,7 @@ if ARGV[2] == '1' then
 end
 if ARGV[4] == '1' then
   redis.call('DEL', KEYS[5], KEYS[6])
-  if n > 0 then redis.call('HSET', KEYS[6], unpack(ARGV, 6, 5 + n)) end
+  if n > 0 then redis.call('HSET', KEYS[6], unpack(ARGV, 9, 8 + n)) end
 end
 return {1, id}
 """
@@ -560,6 +566,7 @@ class SharedLog:
 
     def view(self) -> View:
         """Where this worker is in the log: what a request starting now reads."""
+        self.deferred = None  # a request that ended without settling left it
         return View(self.epoch, self.last_id)
 
     def confirm(self, view: View, count: tuple[str, str] | None = None) -> None:
@@ -602,6 +609,14 @@ class SharedLog:
         future: asyncio.Future[TooManyRequests | None] = loop.create_future()
         self.connection_owner()._enqueue(loop, (self, view, entry, maxlen, max_bytes, future))
         return await future
+
+    def _settled(self, view: View | None) -> None:
+        """A deferred view whose round trip was its write's append (confirmed, counted)."""
+        if view is not None:
+            view.pending = False
+            view.confirmed = True
+            if self.deferred is view:
+                self.deferred = None
 
     def connection_owner(self) -> SharedLog:
         """The log whose connection this one's calls use (a session's: the default's)."""
@@ -781,39 +796,38 @@ class SharedLog:
                     self.undo(tx)
                     raise
                 store._tx = None
-                deferred = self.deferred
-                if deferred is not None and deferred.pending and tx.dirty(store):
-                    # A read that wrote after all (its round trip deferred): undo, make the
-                    # round trip now (count, or StaleRead), and run it again.
-                    self.undo(tx)
-                    deferred.deferrable = deferred.pending = False
-                    self.deferred = None
-                    self._confirm(deferred, deferred.count)
-                    continue
+                # The request's deferred round trip (`confirm`): its count goes with the append.
+                deferred = self.deferred if self.deferred and self.deferred.pending else None
                 if tx.dirty(store):
                     try:
-                        committed = self.commit(tx)
+                        committed = self.commit(tx, deferred.count if deferred else None)
+                    except TooManyRequests:  # nothing appended: nothing of it stands
+                        self.undo(tx)
+                        self._settled(deferred)
+                        raise
                     except StateUnavailable:
                         self.undo(tx)
                         raise
                     if not committed:
                         self.undo(tx)
                         continue
+                    self._settled(deferred)
                 if failed is not None:
                     raise failed
                 return result
             raise StateUnavailable(f"shared state busy: a write lost {MAX_ATTEMPTS} times in a "
                                    "row to other workers; retry")
 
-    def commit(self, tx: _Tx) -> bool:
-        """Append the transaction's effects if the log still ends where this worker is."""
+    def commit(self, tx: _Tx, count: tuple[str, str] | None = None) -> bool:
+        """Append the transaction's effects if the log still ends where this worker is
+        (counting the request, `count`, in the same script)."""
         store = self.state.store
         entry = {"k": "w", "o": [[t, k, r] for (t, k), r in tx.writes.items()],
                  "c": store._counter, "m": store._last_ms}
         fields: list[Any] = ["d", orjson.dumps(entry)]
         for storage_id, content in tx.files.items():
             fields += [f"f:{storage_id}", content]
-        ok, last = self.append(fields, expected=self.last_id)
+        ok, last = self.append(fields, expected=self.last_id, count=count)
         if ok:
             self.last_id = last
             self.since_base += 1
@@ -821,14 +835,23 @@ class SharedLog:
         return ok
 
     def append(self, fields: list[Any], *, expected: str, base: bool = False,
-               limits: dict[str, Any] | None = None) -> tuple[bool, str]:
+               limits: dict[str, Any] | None = None,
+               count: tuple[str, str] | None = None) -> tuple[bool, str]:
+        """Append an entry if the log ends at `expected`; (whether it did, the last id). With
+        `count` (kind, ident), the request is counted in its rate-limit window in the same
+        script: TooManyRequests past the limit (nothing appended)."""
         flat = [x for kv in (limits or {}).items() for x in kv]
-        ok, last = self.call(self._append, [self.keys[k] for k in
-                                            ("log", "last", "epoch", "journal", "windows",
-                                             "limits", "jsizes", "jmeta")],
-                             [expected, int(base), self.epoch or secrets.token_hex(8),
-                              int(limits is not None), len(flat), *flat, *fields])
-        return bool(ok), last.decode()
+        now_ms = self.state.clock.now_ms() if count is not None else 0
+        reply = self.call(self._append, [self.keys[k] for k in
+                                         ("log", "last", "epoch", "journal", "windows",
+                                          "limits", "jsizes", "jmeta")],
+                          [expected, int(base), self.epoch or secrets.token_hex(8),
+                           int(limits is not None), len(flat),
+                           *(count or ("", "")), now_ms, *flat, *fields])
+        if reply[0] == 2:
+            assert count is not None
+            raise _too_many(count[0], int(reply[1]), int(reply[2]), now_ms)
+        return bool(reply[0]), reply[1].decode()
 
     def undo(self, tx: _Tx) -> None:
         store = self.state.store

@@ -281,14 +281,16 @@ class SessionLog(SharedLog):
         return super()._absorb(reply, wanted)
 
     def append(self, fields: list[Any], *, expected: str, base: bool = False,
-               limits: dict[str, Any] | None = None) -> tuple[bool, str]:
-        ok, last = super().append(fields, expected=expected, base=base, limits=limits)
+               limits: dict[str, Any] | None = None,
+               count: tuple[str, str] | None = None) -> tuple[bool, str]:
+        ok, last = super().append(fields, expected=expected, base=base, limits=limits,
+                                  count=count)
         if not ok and last == "gone" and expected == "*":
             raise self.gone()
         return ok, last  # a write that lost: its retry catches up and meets the 404
 
-    def commit(self, tx: Any) -> bool:
-        ok = super().commit(tx)
+    def commit(self, tx: Any, count: tuple[str, str] | None = None) -> bool:
+        ok = super().commit(tx, count)
         if ok:
             self.sessions.note_changes(self.name, self.session_state)
         return ok

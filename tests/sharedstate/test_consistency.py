@@ -79,6 +79,26 @@ def test_the_rate_limit_is_one_window_for_all_workers(workers: Workers) -> None:
     assert b.get("/__mock__/rate-limits").json()["per_minute"] == 5
 
 
+def test_writes_are_counted_in_the_one_window_and_a_refused_one_is_not_applied(
+        workers: Workers) -> None:
+    # A write is counted by the script that appends it: past the limit nothing is appended.
+    a, b = workers.add(), workers.add()
+    alone = in_memory()
+    for client in (a, alone):
+        assert client.post("/__mock__/rate-limits",
+                           json={"per_minute": 3, "reset_windows": True}).status_code == 200
+    got = [(b if i % 2 else a).post(NODES, json={"title": f"n{i}", "body": "x"})
+           for i in range(5)]
+    want = [alone.post(NODES, json={"title": f"n{i}", "body": "x"}) for i in range(5)]
+    assert [r.status_code for r in got] == [r.status_code for r in want] == [201] * 3 + [429] * 2
+    assert got[3].json() == want[3].json()
+    for client in (a, alone):
+        client.post("/__mock__/rate-limits", json={"per_minute": 120, "reset_windows": True})
+    titles = [n["title"] for n in b.get(NODES + "&limit=100").json()["data"]]
+    assert sorted(t for t in titles if t.startswith("n")) == ["n0", "n1", "n2"]
+    assert create_node(b)["id"] == create_node(alone)["id"]
+
+
 def test_control_actions_act_on_every_worker(workers: Workers) -> None:
     a, b = workers.add(), workers.add()
     first = create_node(b)
