@@ -367,3 +367,20 @@ def test_a_reset_starts_the_fault_draws_over_on_every_worker(workers: Workers) -
     alone = in_memory()
     alone.post("/__mock__/faults", json=rule)
     assert got == [alone.get("/v1/models").status_code for _ in range(8)]
+
+
+def test_sessions_talk_to_redis_through_their_worker_s_one_connection(
+        workers: Workers) -> None:
+    # Every session's log calls, posts and transactions go through the worker's connection:
+    # sessions add no connection to Redis, however many there are and whatever they do.
+    a = workers.add()
+    redis: Any = workers.mocks[0].state.log.client  # type: ignore[attr-defined]
+    a.get(nodes())
+    before = len(redis.client_list())
+    for name in ("c1", "c2", "c3"):
+        assert a.post("/__mock__/sessions", json={"name": name}).status_code == 201
+        create_node(a, f"/sessions/{name}")
+        assert a.get(nodes(f"/sessions/{name}")).status_code == 200
+        assert a.post(f"/sessions/{name}/__mock__/reset").status_code == 200
+        assert a.get(f"/sessions/{name}/__mock__/requests").status_code == 200
+    assert len(redis.client_list()) == before
