@@ -1,0 +1,60 @@
+"""The journal (journal.py): `Journal.record` builds each `JournalEntry` positionally (one
+tuple, no keywords), so the order of that tuple must be the order of the entry's fields; and
+the pipeline passes its fields to `record` positionally too."""
+
+from __future__ import annotations
+
+import inspect
+
+from conftest import FROZEN_AT, auth
+from starlette.testclient import TestClient
+
+from mockserver.engine.app import MockApp
+from mockserver.engine.clock import parse_timestamp
+from mockserver.engine.journal import Journal, JournalEntry
+
+
+def test_record_fills_each_field_with_its_own_argument() -> None:
+    journal = Journal()
+    arguments = {  # a distinct value for every parameter, so that no swap goes unnoticed
+        "time_ms": 1_700_000_000_123, "method": "PATCH", "path": "/v1/contacts/c1",
+        "query_string": b"workspace_id=ws_a", "raw_headers": ((b"x-a", b"1"),),
+        "body": b'{"a":1}', "status": 207, "response_body": b'{"b":2}', "latency_ms": 1.5,
+        "operation_id": "updateContact", "fault": "status 503", "ignored_params": ("bogus",),
+        "header_bytes": 4,
+    }
+    assert list(arguments) == list(inspect.signature(Journal.record).parameters)[1:]
+    journal.record(*arguments.values())
+    (entry,) = list(journal)
+    assert isinstance(entry, JournalEntry)
+    del arguments["header_bytes"]  # counted, not kept
+    assert entry._asdict() == {"seq": 1, **arguments, "truncated": (), "body_size": 0,
+                               "response_size": 0}
+
+
+def test_what_was_not_kept_is_marked_in_its_own_fields() -> None:
+    journal = Journal()
+    journal.record(0, "POST", "/v1/x", b"", (), b"x" * 70_000, 400, b"y" * 80_000, 0.0,
+                   None, None)
+    (entry,) = list(journal)
+    assert (entry.body, entry.response_body) == (None, None)
+    assert (entry.truncated, entry.body_size, entry.response_size) == (
+        ("body", "response_body"), 70_000, 80_000)
+
+
+def test_the_pipeline_records_each_field_in_its_place(mock: MockApp,
+                                                      client: TestClient) -> None:
+    mock.state.clear_journal()
+    response = client.get("/v1/conversations",
+                          params={"workspace_id": "ws_harborview", "limit": 2, "bogus": "1"})
+    assert response.status_code == 200
+    (entry,) = mock.journal.entries(path="/v1/conversations")
+    assert (entry.method, entry.path, entry.query_string) == (
+        "GET", "/v1/conversations", b"workspace_id=ws_harborview&limit=2&bogus=1")
+    assert entry.time_ms == parse_timestamp(FROZEN_AT)
+    assert (b"authorization", auth()["Authorization"].encode()) in entry.raw_headers
+    assert entry.body is None and entry.status == 200 and entry.response_body == response.content
+    assert isinstance(entry.latency_ms, float) and entry.latency_ms >= 0
+    assert (entry.operation_id, entry.fault, entry.ignored_params) == (
+        "listConversations", None, ("bogus",))
+    assert (entry.truncated, entry.body_size, entry.response_size) == ((), 0, 0)
