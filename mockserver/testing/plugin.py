@@ -410,8 +410,11 @@ class MockServer:
         self._socket.bind(("127.0.0.1", 0))
         self.port = self._socket.getsockname()[1]
         self.base_url = f"http://127.0.0.1:{self.port}"
+        # No proxy-headers middleware: nothing sits in front of this loopback server, and it
+        # would run on every request of every test.
         config = uvicorn.Config(self.dispatch, host="127.0.0.1", port=self.port,
-                                log_level="warning", lifespan="off", access_log=False)
+                                log_level="warning", lifespan="off", access_log=False,
+                                proxy_headers=False)
         self._server = uvicorn.Server(config)
         self._thread = threading.Thread(target=self._server.run,
                                         kwargs={"sockets": [self._socket]},
@@ -665,6 +668,7 @@ class MockApi:
         self.app = app
         self._dispatch = dispatch
         self._closers: list[Any] = []
+        self._base: httpx.URL | None = None
 
     # -- available against the mock and a real server ------------------------------------
 
@@ -700,10 +704,17 @@ class MockApi:
         hooks = kwargs.pop("event_hooks", {})
         if self._dispatch is not None and not in_process:
             hooks = {**hooks, "response": [*hooks.get("response", []), self._reraise]}
-        client = httpx.Client(base_url=self.base_url, headers=self.headers(token),
+        client = httpx.Client(base_url=self._client_base(), headers=self.headers(token),
                               event_hooks=hooks, **kwargs)
         self._closers.append(client.close)
         return client
+
+    def _client_base(self) -> httpx.URL:
+        """`base_url` parsed once per test, ending in "/" as httpx keeps a client's base URL
+        (httpx parses a URL given as text twice per client, character by character)."""
+        if self._base is None:
+            self._base = httpx.URL(self.base_url.rstrip("/") + "/")
+        return self._base
 
     def async_client(self, token: str | None = None, *, in_process: bool = False,
                      **kwargs: Any) -> httpx.AsyncClient:
@@ -712,7 +723,8 @@ class MockApi:
         if in_process:
             kwargs["transport"] = self.async_transport()
         kwargs.setdefault("verify", _ssl_context())
-        return httpx.AsyncClient(base_url=self.base_url, headers=self.headers(token), **kwargs)
+        return httpx.AsyncClient(base_url=self._client_base(), headers=self.headers(token),
+                                 **kwargs)
 
     def transport(self) -> httpx.BaseTransport:
         """A sync httpx transport calling the mock in-process (no socket)."""
@@ -923,13 +935,28 @@ def _public(record: Mapping[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in record.items() if not k.startswith("_")}
 
 
+_IDENTITIES: dict[int, tuple[Any, Tokens, Workspaces]] = {}
+
+
 def _mock_identities(state: MockState) -> tuple[Tokens, Workspaces]:
-    entries = {t["token"]: t for t in state.dataset.tokens}
+    """The fixtures' tokens and workspaces by role; worked out once per dataset (every test
+    asks, and sessions over one seed share its dataset)."""
+    tokens = state.dataset.tokens
+    found = _IDENTITIES.get(id(tokens))
+    if found is None or found[0] is not tokens:
+        if len(_IDENTITIES) > 64:
+            _IDENTITIES.clear()
+        found = _IDENTITIES[id(tokens)] = (tokens, *_identities(tokens))
+    return found[1], found[2]
+
+
+def _identities(seed_tokens: list[dict[str, Any]]) -> tuple[Tokens, Workspaces]:
+    entries = {t["token"]: t for t in seed_tokens}
 
     def token(role: str) -> dict[str, Any] | None:
         found = entries.get(DEFAULT_TOKENS[role])
         if found is None and role in ("write", "read"):
-            found = next((t for t in state.dataset.tokens if t["access"] == role), None)
+            found = next((t for t in seed_tokens if t["access"] == role), None)
         return found
 
     write, other = token("write"), token("other")
