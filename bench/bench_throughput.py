@@ -9,6 +9,17 @@ move with the load, while CPU per request (what throughput is at saturation) har
 mock runs as served (a repeated poll is answered from its response cache, with authentication
 and rate-limit bookkeeping on every request), and again with the cache off for comparison.
 
+What makes the comparison fair: both servers run `uvicorn.run` with the same settings (one
+process, httptools and uvloop when installed, no access log, log level warning), each pinned to
+the same CPU, started fresh for each round and warmed by its readiness probe only; the bare app
+sends the very bytes the mock answers (fetched from the mock first) with the same Content-Type
+and Content-Length, through a Starlette route (routing and a Response object: what any
+Starlette app pays); wrk, pinned to the other CPU, sends both the same request with the same
+Authorization header over the same number of keep-alive connections; no request log on either
+side (the mock runs `--quiet`), and the mock keeps its journal, its rate-limit counting (a limit
+too high to answer 429) and its authentication on, as it is served by default. The rounds
+interleave bare, mock and mock without cache, so that load from elsewhere hits them alike.
+
     python bench/bench_throughput.py [--rounds 3] [--seconds 8] [--connections 16]
 """
 
