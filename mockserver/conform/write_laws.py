@@ -5,12 +5,14 @@ they apply to:
 - deletes stick: after every DELETE the next read is 404 and a second delete is 404;
 - body defaults: a property a request body documents a default for, when omitted, is
   recorded with that default (a create's `enabled`, an escalation resolved as `resolved`);
-- failed writes leave no trace: a PATCH or create refused with a 4xx (one valid field, one
-  of the wrong type) changes nothing a read can see; nor does an action on a record (every
-  POST on a path with an id: resolve, close, assign, run, a reply, a note ...) refused for a
-  body property of the wrong type or for a workspace the token cannot access (documented:
-  403): not the record, not what is listed under it, and not the records it refers to (a
-  conversation's `last_message_at`, a contact's `ai_paused`: counters other records keep);
+- failed writes leave no trace: a PATCH (one valid field beside one of the wrong type, or a
+  valid field for a workspace the token cannot access, documented: 403) or an action on a
+  record (every POST on a path with an id: resolve, close, assign, run, a reply, a note ...)
+  refused in the same ways changes nothing a read can see: not the record, not what is
+  listed under it, and not the records it refers to by `<name>_id` (a note's ticket and
+  contact, a conversation's `last_message_at`, a contact's `ai_paused`: counters other
+  records keep); a create refused for a property of the wrong type leaves no record in its
+  collection;
 - hierarchy: a sub-resource addressed through a parent it does not belong to is 404 (reads
   are checked too, and without --allow-writes).
 
@@ -23,6 +25,7 @@ import re
 import uuid
 from typing import TYPE_CHECKING, Any
 
+from .discovery import fill_required
 from .document import item_key
 from .laws import _fail, _lists, _walk
 from .violations import Exchange
@@ -168,11 +171,18 @@ def check_patches(gate: Gate) -> None:
     for op in gate.operations(writes=True):
         if op.method != "PATCH":
             continue
-        params = gate.discovery.ready(op)
+        params = gate.discovery.ready(op) or _through_parents(gate, op)
+        if params is None:
+            gate.note(f"laws: read-your-writes and failed-write check skipped for "
+                      f"{op.operation_id} (no record reached)")
+            continue
         patch = _patchable(gate, op)
-        if params is None or not patch:
+        # Failed writes leave no trace: one valid field beside one of the wrong type, and a
+        # valid field for a workspace the token cannot access.
+        _check_refused(gate, op, params, "a PATCH", dict(list(patch.items())[:1]))
+        if not patch:
             gate.note(f"laws: read-your-writes skipped for {op.operation_id} "
-                      f"({'no record reached' if params is None else 'no plain field to patch'})")
+                      "(no plain field to patch)")
             continue
         key = _target_key(op, params)
         before = _read(gate, op, params, key)
@@ -180,23 +190,6 @@ def check_patches(gate: Gate) -> None:
             gate.note(f"laws: read-your-writes skipped for {op.operation_id} (no read shows it)")
             continue
         query = _query_for(op, params)
-        # Failed writes leave no trace: one valid field and one of the wrong type.
-        props = _schema(gate, op.body_schema).get("properties") or {}
-        bad_name = next((n for n in props if n not in patch), None)
-        if bad_name is not None:
-            name, value = next(iter(patch.items()))
-            refused = gate.call(op, path_params=params.get("path"), params=query,
-                                body={name: value, bad_name: _wrong_type(gate, props[bad_name])})
-            gate.count("laws")
-            after = _read(gate, op, params, key)
-            if not 400 <= (refused.status or 0) < 500:
-                _fail(gate, op, "law_failed_write",
-                      f"a body with {bad_name} of the wrong type answered {refused.status}, "
-                      "expected a 4xx", refused)
-            elif after != before:
-                _fail(gate, op, "law_failed_write",
-                      f"a PATCH refused with {refused.status} changed the record "
-                      f"({name}: {before.get(name)!r} -> {(after or {}).get(name)!r})", refused)
         patched = gate.call(op, path_params=params.get("path"), params=query, body=patch)
         gate.count("laws")
         if patched.status != op.success_status:
@@ -213,6 +206,31 @@ def check_patches(gate: Gate) -> None:
         restore = {n: before[n] for n in patch if isinstance(before.get(n), str)}
         if restore:
             gate.call(op, path_params=params.get("path"), params=query, body=restore)
+
+
+def _through_parents(gate: Gate, op: Operation) -> dict[str, dict[str, Any]] | None:
+    """Parameters reaching a record under a parent (`/v1/tickets/{id}/notes/{note_id}`) that
+    no link reached (the links follow the first parent, which may have none): the first
+    record listed under one of the first page of parents."""
+    assert gate.discovery is not None
+    names = re.findall(r"\{([^}]+)\}", op.path)
+    children = _collection(gate, op.path)
+    if len(names) != 2 or children is None:
+        return None
+    parents = _collection(gate, children.path)
+    found = gate.discovery.ready(parents) if parents is not None else None
+    if parents is None or found is None:
+        return None
+    items, _, _ = _walk(gate, parents, found, {}, max_pages=1)
+    for parent in items:
+        params: dict[str, dict[str, Any]] = {"path": {names[0]: item_key(parent)}}
+        fill_required(children, params, gate.workspace)
+        listed, _, _ = _walk(gate, children, params, {}, max_pages=1)
+        if listed:
+            params = {"path": {names[0]: item_key(parent), names[1]: item_key(listed[0])}}
+            fill_required(op, params, gate.workspace)
+            return params
+    return None
 
 
 # -- creates: defaults, failed creates, deletes stick ---------------------------------------
@@ -417,9 +435,10 @@ def _actions(gate: Gate) -> list[Operation]:
 
 def _witnesses(gate: Gate, op: Operation, params: dict[str, dict[str, Any]],
                ) -> dict[str, tuple[Operation, dict[str, dict[str, Any]]]]:
-    """The reads that show what an action on a record could change, from the document's
-    paths: the record's GET, every list under the record, and the GET of each record it
-    refers to by a `<name>_id` field (`/v1/<name>s/{id}`)."""
+    """The reads that show what a write to a record could change, from the document's
+    paths: the record's GET (else a list of its kind that shows it), every list under the
+    record, and the GET of each record it refers to by a `<name>_id` field
+    (`/v1/<name>s/{id}`)."""
     record_path = op.path[: op.path.rindex("}") + 1]
     path = {k: v for k, v in params.get("path", {}).items() if "{" + k + "}" in record_path}
     reads: dict[str, tuple[Operation, dict[str, dict[str, Any]]]] = {}
@@ -432,10 +451,11 @@ def _witnesses(gate: Gate, op: Operation, params: dict[str, dict[str, Any]],
             reads[candidate.path] = (candidate, {"path": path,
                                                  "query": _query_for(candidate, params)})
     getter = reads.get(record_path)
-    if getter is None:
-        return reads
-    record = _data(gate.call(getter[0], path_params=path, params=getter[1]["query"]))
-    gate.count("laws")
+    if getter is not None:
+        record = _data(gate.call(getter[0], path_params=path, params=getter[1]["query"]))
+        gate.count("laws")
+    else:
+        record = _listed(gate, record_path, params, reads)
     for name, value in (record or {}).items() if isinstance(record, dict) else ():
         if not (name.endswith("_id") and isinstance(value, str) and value):
             continue
@@ -446,6 +466,36 @@ def _witnesses(gate: Gate, op: Operation, params: dict[str, dict[str, Any]],
                 reads[f"{target} ({name}={value})"] = (candidate, {"path": {"id": value},
                                                                    "query": {}})
     return reads
+
+
+def _listed(gate: Gate, record_path: str, params: dict[str, dict[str, Any]],
+            reads: dict[str, tuple[Operation, dict[str, dict[str, Any]]]]) -> Any:
+    """A record without a GET of its own, as the first page of a list of its kind shows it
+    (a ticket's notes; workflows, listed under their workspace), which becomes a witness."""
+    assert gate.discovery is not None
+    key = params.get("path", {}).get(re.findall(r"\{([^}]+)\}", record_path)[-1])
+    prefix = record_path[: record_path.rfind("/{")]
+    last = prefix.rsplit("/", 1)[-1]
+    candidates: list[tuple[Operation, dict[str, dict[str, Any]]]] = []
+    for candidate in gate.doc.operations:
+        if candidate.method != "GET" or not candidate.paginated:
+            continue
+        if candidate.path == prefix:
+            candidates.insert(0, (candidate, {
+                "path": {k: v for k, v in params.get("path", {}).items()
+                         if "{" + k + "}" in prefix},
+                "query": _query_for(candidate, params)}))
+        elif candidate.path.endswith("/" + last):
+            found = gate.discovery.ready(candidate)
+            if found is not None:
+                candidates.append((candidate, found))
+    for candidate, found in candidates:
+        items, _, _ = _walk(gate, candidate, found, {}, max_pages=1)
+        record = next((i for i in items if item_key(i) == key), None)
+        if record is not None:
+            reads[candidate.path] = (candidate, found)
+            return record
+    return None
 
 
 def _observe(gate: Gate, reads: dict[str, tuple[Operation, dict[str, dict[str, Any]]]],
@@ -464,13 +514,14 @@ def _observe(gate: Gate, reads: dict[str, tuple[Operation, dict[str, dict[str, A
 
 
 def _refusals(gate: Gate, op: Operation, params: dict[str, dict[str, Any]],
-              ) -> list[tuple[str, dict[str, Any], Any]]:
-    """(what is wrong, query, body) of requests the action must refuse."""
+              base: dict[str, Any] | None = None) -> list[tuple[str, dict[str, Any], Any]]:
+    """(what is wrong, query, body) of requests the write must refuse, around a valid `base`
+    body (by default the required properties, each a plain valid value)."""
     query = _query_for(op, params)
     body_schema = _schema(gate, op.body_schema)
     props = body_schema.get("properties") or {}
-    body: dict[str, Any] | None = None
-    if op.body_schema is not None:
+    body: dict[str, Any] | None = base
+    if op.body_schema is not None and base is None:
         try:
             body = {name: _value(gate, name, props.get(name, {}))
                     for name in body_schema.get("required") or []}
@@ -511,29 +562,35 @@ def check_failed_actions(gate: Gate) -> None:
             gate.note(f"laws: failed-write check skipped for {op.operation_id} "
                       "(no record reached)")
             continue
-        reads = _witnesses(gate, op, params)
-        refusals = _refusals(gate, op, params)
-        if not reads or not refusals:
-            gate.note(f"laws: failed-write check skipped for {op.operation_id} "
-                      f"({'no read shows its record' if not reads else 'no refusal to send'})")
+        _check_refused(gate, op, params, "an action")
+
+
+def _check_refused(gate: Gate, op: Operation, params: dict[str, dict[str, Any]], what: str,
+                   base: dict[str, Any] | None = None) -> None:
+    """Send `op` the requests it must refuse (`_refusals` around `base`): each answers a
+    4xx and leaves every witness of the record reading as before."""
+    reads = _witnesses(gate, op, params)
+    refusals = _refusals(gate, op, params, base)
+    if not reads or not refusals:
+        gate.note(f"laws: failed-write check skipped for {op.operation_id} "
+                  f"({'no read shows its record' if not reads else 'no refusal to send'})")
+        return
+    before = _observe(gate, reads)
+    for wrong, query, body in refusals:
+        refused = gate.call(op, path_params=params.get("path"), params=query, body=body)
+        gate.count("laws")
+        if not 400 <= (refused.status or 0) < 500:
+            _fail(gate, op, "law_failed_write",
+                  f"{what} with {wrong} answered {refused.status}, expected a 4xx", refused)
+            before = _observe(gate, reads)  # it was applied: compare from here on
             continue
-        before = _observe(gate, reads)
-        for wrong, query, body in refusals:
-            refused = gate.call(op, path_params=params.get("path"), params=query, body=body)
-            gate.count("laws")
-            if not 400 <= (refused.status or 0) < 500:
-                _fail(gate, op, "law_failed_write",
-                      f"an action with {wrong} answered {refused.status}, expected a 4xx",
-                      refused)
-                before = _observe(gate, reads)  # it was applied: compare from here on
-                continue
-            after = _observe(gate, reads)
-            changed = [label for label in reads if after.get(label) != before.get(label)]
-            if changed:
-                _fail(gate, op, "law_failed_write",
-                      f"an action refused with {refused.status} ({wrong}) changed what "
-                      f"{', '.join(changed)} reads", refused, changed=changed)
-                before = after
+        after = _observe(gate, reads)
+        changed = [label for label in reads if after.get(label) != before.get(label)]
+        if changed:
+            _fail(gate, op, "law_failed_write",
+                  f"{what} refused with {refused.status} ({wrong}) changed what "
+                  f"{', '.join(changed)} reads", refused, changed=changed)
+            before = after
 
 
 WRITE_LAWS = {

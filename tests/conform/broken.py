@@ -409,10 +409,17 @@ class CounterOnRefusedAction:
     def __init__(self, app: Any) -> None:
         self.app = app
 
+    def ticket(self, method: str, parts: list[str]) -> str | None:
+        """The id of the ticket whose contact a refused request flips, if it is one."""
+        if method == "POST" and len(parts) == 5 and parts[2] == "tickets" and \
+                parts[4] in ("resolve", "reopen", "close"):
+            return parts[3]
+        return None
+
     async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:
         parts = scope["path"].split("/") if scope["type"] == "http" else []
-        if scope.get("method") != "POST" or len(parts) != 5 or parts[2] != "tickets" or \
-                parts[4] not in ("resolve", "reopen", "close"):
+        ticket_id = self.ticket(scope.get("method", ""), parts)
+        if ticket_id is None:
             await self.app(scope, receive, send)
             return
         sent: list[dict[str, Any]] = []
@@ -421,12 +428,58 @@ class CounterOnRefusedAction:
             sent.append(message)
         await self.app(scope, receive, hold)
         if 400 <= sent[0]["status"] < 500:
-            _, ticket = await _internal(self.app, scope, "GET", f"/v1/tickets/{parts[3]}")
+            _, ticket = await _internal(self.app, scope, "GET", f"/v1/tickets/{ticket_id}")
             contact_id = orjson.loads(ticket)["data"]["contact_id"]
             _, contact = await _internal(self.app, scope, "GET", f"/v1/contacts/{contact_id}")
             paused = orjson.loads(contact)["data"]["ai_paused"]
             await _internal(self.app, scope, "POST", f"/v1/contacts/{contact_id}/"
                             f"{'resume-ai' if paused else 'pause-ai'}")
+        for message in sent:
+            await send(message)
+
+
+class CounterOnRefusedPatch(CounterOnRefusedAction):
+    """ASGI wrapper: a PATCH of a ticket note that is refused with a 4xx has already flipped
+    the AI pause of the ticket's contact (a record the note refers to by `contact_id`), while
+    the note itself reads as it was."""
+
+    def ticket(self, method: str, parts: list[str]) -> str | None:
+        if method == "PATCH" and len(parts) == 6 and parts[2] == "tickets" and \
+                parts[4] == "notes":
+            return parts[3]
+        return None
+
+
+class RecordOnRefusedCreate(HalfAppliedPatch):
+    """ASGI wrapper: an agent create that the mock refuses (a property of the wrong type) is
+    stored anyway without the property it could not take, and still answers the refusal."""
+
+    method, prefix = "POST", "/v1/agents"
+
+    async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:
+        if scope["type"] != "http" or scope["method"] != self.method or \
+                scope["path"] != self.prefix:
+            await self.app(scope, receive, send)
+            return
+        chunks = []
+        while True:
+            message = await receive()
+            chunks.append(message.get("body", b""))
+            if not message.get("more_body"):
+                break
+        raw = b"".join(chunks)
+        sent: list[dict[str, Any]] = []
+        fresh = dict(scope)  # the mock keeps what it read of a request in its scope
+
+        async def hold(message: dict[str, Any]) -> None:
+            sent.append(message)
+        await self.app(scope, _once(raw), hold)
+        body = orjson.loads(raw) if 400 <= sent[0]["status"] < 500 and raw else None
+        fields: dict[str, Any] = body if isinstance(body, dict) else {}
+        for name in fields:
+            part = orjson.dumps({k: v for k, v in fields.items() if k != name})
+            if await _status(self.app, _with_length(fresh, len(part)), part) < 300:
+                break
         for message in sent:
             await send(message)
 
@@ -445,6 +498,17 @@ async def _internal(app: Any, scope: Scope, method: str, path: str) -> tuple[int
             answer["body"] += message.get("body", b"")
     await app(inner, _once(b""), keep)
     return answer["status"], answer["body"]
+
+
+async def _status(app: Any, scope: Scope, body: bytes) -> int:
+    """Send `body` to `app` as `scope` says and keep only the status of the answer."""
+    status: list[int] = []
+
+    async def keep(message: dict[str, Any]) -> None:
+        if message["type"] == "http.response.start":
+            status.append(message["status"])
+    await app(scope, _once(body), keep)
+    return status[0]
 
 
 def _with_length(scope: Scope, length: int) -> Scope:

@@ -42,6 +42,12 @@ LAW_DEFECTS = [
     Defect("refused action flips another record",
            [*WRITES, "--include", "re:^(resolveTicket|reopenTicket|closeTicket)$"],
            {"law_failed_write"}, wrap=broken.CounterOnRefusedAction),
+    Defect("refused PATCH flips a record it refers to",
+           [*WRITES, "--include", "re:^(updateTicketNote)$"], {"law_failed_write"},
+           wrap=broken.CounterOnRefusedPatch),
+    Defect("refused create stored anyway",
+           [*WRITES, "--include", "re:^(createAgent|deleteAgent)$"], {"law_failed_write"},
+           wrap=broken.RecordOnRefusedCreate),
     Defect("delete does not stick", [*WRITES, "--include", "re:^(createAgent|deleteAgent)$"],
            {"law_delete_sticks"}, plant=broken.delete_does_not_stick),
 ]
@@ -61,3 +67,16 @@ def test_correct_mock_keeps_the_same_laws(args: tuple[str, ...]) -> None:
         result = gate(url, *args)
     assert result.violations == [], [repr(v) for v in result.violations]
     assert result.counts.get("laws", 0) > 0
+
+
+def test_a_refused_patch_is_read_back_through_the_records_it_refers_to() -> None:
+    """The note itself reads as before: only the witness of the contact it refers to (by
+    `contact_id`) shows the change, and the report names that read."""
+    with served(wrap=broken.CounterOnRefusedPatch) as (url, _):
+        result = gate(url, *WRITES, "--include", "re:^(updateTicketNote)$")
+    failed = [v for v in result.violations if v.check == "law_failed_write"]
+    assert failed, [repr(v) for v in result.violations]
+    for violation in failed:
+        assert "a PATCH refused with" in violation.message, violation.message
+        assert "/v1/contacts/{id} (contact_id=" in violation.message, violation.message
+        assert "/v1/tickets/{id}/notes" not in violation.message, violation.message
