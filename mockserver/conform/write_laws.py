@@ -208,10 +208,13 @@ def check_patches(gate: Gate) -> None:
             gate.call(op, path_params=params.get("path"), params=query, body=restore)
 
 
+PARENTS = 20
+
+
 def _through_parents(gate: Gate, op: Operation) -> dict[str, dict[str, Any]] | None:
     """Parameters reaching a record under a parent (`/v1/tickets/{id}/notes/{note_id}`) that
     no link reached (the links follow the first parent, which may have none): the first
-    record listed under one of the first page of parents."""
+    record listed under one of the first PARENTS parents (at most PARENTS + 1 reads)."""
     assert gate.discovery is not None
     names = re.findall(r"\{([^}]+)\}", op.path)
     children = _collection(gate, op.path)
@@ -221,7 +224,7 @@ def _through_parents(gate: Gate, op: Operation) -> dict[str, dict[str, Any]] | N
     found = gate.discovery.ready(parents) if parents is not None else None
     if parents is None or found is None:
         return None
-    items, _, _ = _walk(gate, parents, found, {}, max_pages=1)
+    items, _, _ = _walk(gate, parents, found, {}, limit=PARENTS, max_pages=1)
     for parent in items:
         params: dict[str, dict[str, Any]] = {"path": {names[0]: item_key(parent)}}
         fill_required(children, params, gate.workspace)
