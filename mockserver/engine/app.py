@@ -600,7 +600,7 @@ class MockApp:
 
         if state.replicated:  # one entry of the shared log (caught up at the request's start)
             result, kind, ident, version, pure = state.transaction(  # type: ignore[attr-defined]
-                handle, fresh=False)
+                handle, fresh=False, view=scope.get("mock.view"))
         else:
             with store.lock:
                 result, kind, ident, version, pure = handle()

@@ -280,9 +280,10 @@ class View:
     """Where a worker was in the log when a request started reading its local copy; the
     request's one round trip confirms the log still ends there (SharedLog.confirm).
 
-    A read (`deferrable`: the pipeline sets it for operations that cannot write) has its
-    confirmation and rate-limit count held (`pending`, `count`) until it is answered, and
-    sent then with its journal entry in one script (SharedLog.settle)."""
+    A request the pipeline runs (`deferrable`) has its confirmation and rate-limit count held
+    (`pending`, `count`): a write's go with its append (SharedLog.transaction), any other
+    request's are sent when it is answered, with its journal entry, in one script
+    (SharedLog.settle)."""
 
     __slots__ = ("confirmed", "count", "deferrable", "epoch", "last_id", "pending")
 
@@ -364,7 +365,6 @@ class SharedLog:
         # writes cost more than Redis's work), and an order for what `post` sends unanswered.
         self._conn: Any = None
         self._posted = 0  # replies of what `post` sent, not yet read
-        self.deferred: View | None = None  # a read whose round trip waits for its answer
         self.guarded = False  # whether its keys go with an epoch that can be deleted (sessions)
         # Reads waiting for their round trip, by event loop (`settle`, `_flush`).
         self._batches: dict[asyncio.AbstractEventLoop, list[tuple[Any, ...]]] = {}
@@ -566,7 +566,6 @@ class SharedLog:
 
     def view(self) -> View:
         """Where this worker is in the log: what a request starting now reads."""
-        self.deferred = None  # a request that ended without settling left it
         return View(self.epoch, self.last_id)
 
     def confirm(self, view: View, count: tuple[str, str] | None = None) -> None:
@@ -575,15 +574,18 @@ class SharedLog:
         the same round trip. When another worker appended since, apply its entries (nothing
         counted) and raise StaleRead: the pipeline runs the request again.
 
-        A deferrable view is only marked: its round trip is the one `settle` makes when the
-        request is answered (or `transaction`'s, should the request write after all)."""
+        A deferrable view is only marked: its round trip is the append of the request's write
+        (`transaction`, given the view) or the one `settle` makes when it is answered. That
+        the worker applied entries since the request read is known here (StaleRead)."""
         if view.confirmed and count is None:
             return
         if view.deferrable:
+            with self.lock:
+                if view.last_id != self.last_id or view.epoch != self.epoch:
+                    raise StaleRead  # this worker applied entries since the request read
             view.pending = True
             if count is not None:
                 view.count = count
-            self.deferred = view
             return
         self._confirm(view, count)
 
@@ -597,8 +599,6 @@ class SharedLog:
         The reads answered in one turn of the event loop settle together: their scripts go
         to Redis in one write and their replies come back in one read (`_flush`), so the
         cost of a round trip is shared by every read waiting when it is made (R18)."""
-        if self.deferred is view:
-            self.deferred = None
         if not view.pending:
             return None
         view.pending = False
@@ -615,8 +615,6 @@ class SharedLog:
         if view is not None:
             view.pending = False
             view.confirmed = True
-            if self.deferred is view:
-                self.deferred = None
 
     def connection_owner(self) -> SharedLog:
         """The log whose connection this one's calls use (a session's: the default's)."""
@@ -631,60 +629,72 @@ class SharedLog:
             batch.append(item)
 
     def _flush(self, loop: asyncio.AbstractEventLoop) -> None:
-        """Settle the reads gathered in this turn of `loop`: one write, one read."""
-        with self.lock:
-            batch = self._batches.pop(loop, [])
-            try:
-                self._settle_batch(batch)
-            except BaseException as exc:  # pragma: no cover - a bug: answered, never hung
-                for *_, future in batch:
-                    if not future.done():
-                        future.set_exception(exc)
-                if not isinstance(exc, Exception):
-                    raise
+        """Settle the reads gathered in this turn of `loop`: one write and one read under
+        this (the connection's) lock; what the replies mean is worked out after it is let go,
+        since that may take a session's lock (catching up, a session gone), which is taken
+        before this one everywhere else."""
+        batch: list[tuple[Any, ...]] = []
+        try:
+            with self.lock:
+                batch = self._batches.pop(loop, [])
+                outcomes = self._exchange_batch(batch)
+            self._resolve(outcomes)
+        except BaseException as exc:  # pragma: no cover - a bug: answered, never hung
+            for *_, future in batch:
+                if not future.done():
+                    future.set_exception(exc)
+            if not isinstance(exc, Exception):
+                raise
 
-    def _settle_batch(self, batch: list[tuple[Any, ...]]) -> None:
-        """Send the scripts of `batch` in one write, read their replies, resolve its
-        futures (called under the lock)."""
+    def _exchange_batch(self, batch: list[tuple[Any, ...]]
+                        ) -> list[tuple[tuple[Any, ...], Any, int]]:
+        """Send the scripts of `batch` in one write and read their replies (under the
+        lock); each item with its reply (or StaleRead, or the error) and its count's clock."""
         commands: list[tuple[Any, ...]] = []
+        outcomes: list[tuple[tuple[Any, ...], Any, int]] = []
         sent: list[tuple[tuple[Any, ...], int, int]] = []  # item, reply index, now
         for item in batch:
-            log, view, entry, maxlen, max_bytes, future = item
-            if future.done():  # pragma: no cover - its request was cancelled
-                continue
+            log, view, entry, maxlen, max_bytes, _ = item
             if view.last_id != log.last_id or view.epoch != log.epoch:
-                future.set_exception(StaleRead())  # applied entries since it read
+                outcomes.append((item, StaleRead(), 0))  # applied entries since it read
                 continue
             args, before, now_ms = log._sync_args(view.count, entry, maxlen, max_bytes)
             commands += [*before, ("EVALSHA", log._sync.sha, len(log._sync_keys),
                                    *log._sync_keys, *args)]
             sent.append((item, len(commands) - 1, now_ms))
         if not sent:
-            return
+            return outcomes
         try:
             replies = self._exchange_all(*commands)
         except self.redis_errors as exc:
             self._lost()
-            for (*_, future), _, _ in sent:
-                future.set_exception(self.unavailable(exc))
-            return
+            return outcomes + [(item, self.unavailable(exc), 0) for item, _, _ in sent]
+        if any(isinstance(replies[index], self._no_script) for _, index, _ in sent):
+            with contextlib.suppress(*self.redis_errors):
+                self._load_scripts()  # Redis lost its script cache: those items run alone
+        return outcomes + [(item, replies[index], now_ms) for item, index, now_ms in sent]
+
+    def _resolve(self, outcomes: list[tuple[tuple[Any, ...], Any, int]]) -> None:
+        """Resolve each read's future from its reply (outside the connection's lock)."""
         behind: set[SharedLog] = set()
-        for item, index, now_ms in sent:
+        for item, reply, now_ms in outcomes:
             log, view, entry, maxlen, max_bytes, future = item
-            reply = replies[index]
+            if future.done():  # pragma: no cover - its request was cancelled
+                continue
             try:
-                if isinstance(reply, self._no_script):  # Redis lost its script cache
-                    self._load_scripts()
+                if isinstance(reply, BaseException) and not isinstance(reply, self._no_script):
+                    raise reply
+                if isinstance(reply, self._no_script):
                     result = log._confirm(view, view.count, entry, maxlen, max_bytes,
                                           answer=True)
-                elif isinstance(reply, Exception):
-                    raise self.unavailable(reply)
                 else:
                     result = log._outcome(view, view.count, reply, now_ms, answer=True,
                                           absorb=False)
             except StaleRead:
                 behind.add(log)
                 future.set_exception(StaleRead())
+            except self._response_error as exc:
+                future.set_exception(self.unavailable(exc))
             except (ApiError, *self.redis_errors) as exc:  # type: ignore[misc]
                 future.set_exception(exc if isinstance(exc, ApiError)
                                      else self.unavailable(exc))
@@ -770,12 +780,15 @@ class SharedLog:
 
     # -- writing -------------------------------------------------------------------------------
 
-    def transaction(self, fn: Callable[[], T], *, fresh: bool = True) -> T:
+    def transaction(self, fn: Callable[[], T], *, fresh: bool = True,
+                    view: View | None = None) -> T:
         """Run `fn` on the caught-up state and append what it changed, as one entry.
 
         `fn` may run more than once: when another worker appended first, its changes are
         undone and it runs again after catching up (so it must depend only on the state and
         its inputs). `fresh=False` skips the first catch-up (the caller has just done it).
+        `view`: the request running `fn`, whose deferred round trip (`confirm`) the append
+        makes: its count goes with the write.
         """
         store = self.state.store
         with self.lock:
@@ -797,7 +810,7 @@ class SharedLog:
                     raise
                 store._tx = None
                 # The request's deferred round trip (`confirm`): its count goes with the append.
-                deferred = self.deferred if self.deferred and self.deferred.pending else None
+                deferred = view if view is not None and view.pending else None
                 if tx.dirty(store):
                     try:
                         committed = self.commit(tx, deferred.count if deferred else None)
@@ -807,6 +820,8 @@ class SharedLog:
                         raise
                     except StateUnavailable:
                         self.undo(tx)
+                        if deferred is not None:  # answered 503: not counted afterwards
+                            deferred.pending = False
                         raise
                     if not committed:
                         self.undo(tx)
@@ -959,8 +974,9 @@ class SharedMockState(MockState):
         else:
             self.log.confirm(view, (kind, ident))
 
-    def transaction(self, fn: Callable[[], T], *, fresh: bool = True) -> T:
-        return self.log.transaction(fn, fresh=fresh)
+    def transaction(self, fn: Callable[[], T], *, fresh: bool = True,
+                    view: View | None = None) -> T:
+        return self.log.transaction(fn, fresh=fresh, view=view)
 
     # -- the state's methods, as log entries -----------------------------------------------------
 

@@ -5,12 +5,14 @@ counted once and journaled once, in the order they were answered."""
 from __future__ import annotations
 
 import asyncio
+import threading
 from typing import Any
 
 import httpx
 import pytest
 from conftest import auth
 
+from mockserver.engine.errors import StaleRead
 from mockserver.engine.shared import SharedLog
 from mockserver.standalone.server import create_app
 
@@ -23,15 +25,15 @@ LIST = f"/v1/kb/nodes?workspace_id={HARBOR}&limit=100"
 def batches(monkeypatch: pytest.MonkeyPatch, before: Any = None) -> list[int]:
     """Record the size of every batch settled (after calling `before` on the first)."""
     sizes: list[int] = []
-    original = SharedLog._settle_batch
+    original = SharedLog._exchange_batch
 
-    def settle(log: SharedLog, batch: list[Any]) -> None:
+    def exchange(log: SharedLog, batch: list[Any]) -> Any:
         if before is not None and not sizes:
             before()
         sizes.append(len(batch))
-        original(log, batch)
+        return original(log, batch)
 
-    monkeypatch.setattr(SharedLog, "_settle_batch", settle)
+    monkeypatch.setattr(SharedLog, "_exchange_batch", exchange)
     return sizes
 
 
@@ -114,3 +116,57 @@ def test_a_read_whose_session_is_deleted_before_it_settles_is_404_and_leaves_not
     redis: Any = workers.mocks[0].state.log.client
     assert redis.keys(f"mock:{{{workers.namespace}}}:*jstage*") == []
     assert redis.keys(f"mock:{{{workers.namespace}}}:session:s:*") == []
+
+
+def test_a_pending_read_is_settled_by_its_own_round_trip_not_by_another_caller_s_write(
+        workers: Workers) -> None:
+    # A read's deferred round trip belongs to that read: a write made meanwhile by another
+    # caller of the same worker (the plugin's test thread, a store write outside the
+    # pipeline) appends without it, and the read still confirms its copy when it settles.
+    a, b = workers.add(), workers.add()
+    assert a.get(LIST).status_code == 200
+    state: Any = workers.mocks[0].state
+    view = state.view()
+    view.deferrable = True
+    state.count_request("workspace", HARBOR, view)
+    assert view.pending
+    create_node(b, "late")  # a's copy is stale now
+    other = threading.Thread(target=state.store.new_id)  # catches up, then appends
+    other.start()
+    other.join()
+    assert view.pending and not view.confirmed
+    with pytest.raises(StaleRead):  # the read ran on a copy that has moved: run it again
+        asyncio.run(state.settle(view, None))
+
+
+def test_settling_a_batch_takes_no_session_lock_under_the_connection_s_lock(
+        workers: Workers, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Elsewhere a session's lock is taken before its worker's connection's: a batch that has
+    # to catch a session up does so after letting the connection's lock go (no deadlock with a
+    # thread working on the session, as the plugin's test thread does).
+    a, b = workers.add(), workers.add()
+    assert a.post("/__mock__/sessions", json={"name": "s"}).status_code == 201
+    assert b.get(f"/sessions/s{LIST}").status_code == 200  # b holds the session
+    mock = workers.mocks[1]
+    holding = threading.Event()
+
+    def on_the_session() -> None:
+        session: Any = mock.sessions.state("s")
+        with session.log.lock:  # a session's lock, then the connection's
+            holding.set()
+            session.log.command("PING")
+
+    def before() -> None:  # under the connection's lock, the batch about to be sent
+        a.post(f"/sessions/s{NODES}", json={"title": "x", "body": "y"})  # the batch is stale
+        threading.Thread(target=on_the_session, daemon=True).start()
+        holding.wait(0.5)  # it holds the session's lock, waiting for the connection's
+
+    sizes = batches(monkeypatch, before=before)
+    got: list[Any] = []
+    runner = threading.Thread(target=lambda: got.extend(asyncio.run(concurrently(
+        create_app(mock=mock), 2, f"/sessions/s{LIST}"))), daemon=True)
+    runner.start()
+    runner.join(20)
+    assert not runner.is_alive(), "deadlock: the batch waits for the session's lock"
+    assert sizes[0] == 2 and [r.status_code for r in got] == [200, 200]
+    assert all("x" in [n["title"] for n in r.json()["data"]] for r in got)
