@@ -190,7 +190,8 @@ return 1
 """
 
 # The one round trip of a request (and the catch-up). KEYS: log, last, epoch, limits,
-# windows, journal, jsizes, jmeta, the worker's journal staging list. ARGV: applied id, known
+# windows, journal, jsizes, jmeta, the worker's journal staging list. ARGV: applied id ('*':
+# the place is known to have been current during the request, only the epoch is checked), known
 # epoch, batch, a new epoch (used when none), then optionally kind, ident, now (ms) of a
 # request to count (kind '' for none), and when the same write staged the request's journal
 # entry, its size, max entries, max bytes (_RECORD's ARGV). Returns {epoch, last id, entries}
@@ -201,7 +202,7 @@ _SYNC = _HIT_FUNCTION + _RECORD_FUNCTION + """
 local got = redis.call('MGET', KEYS[3], KEYS[2])
 local epoch, last = got[1], got[2] or '0-0'
 if not epoch then redis.call('SET', KEYS[3], ARGV[4]); epoch = ARGV[4] end
-if epoch ~= ARGV[2] or last ~= ARGV[1] then
+if epoch ~= ARGV[2] or (ARGV[1] ~= '*' and last ~= ARGV[1]) then
   if ARGV[8] then redis.call('DEL', KEYS[9]) end
   local start = '(' .. ARGV[1]
   if epoch ~= ARGV[2] then start = '-' end
@@ -285,11 +286,12 @@ class View:
     request's are sent when it is answered, with its journal entry, in one script
     (SharedLog.settle)."""
 
-    __slots__ = ("confirmed", "count", "deferrable", "epoch", "last_id", "pending")
+    __slots__ = ("confirmed", "count", "deferrable", "epoch", "last_id", "opened", "pending")
 
-    def __init__(self, epoch: str, last_id: str) -> None:
+    def __init__(self, epoch: str, last_id: str, opened: int = 0) -> None:
         self.epoch = epoch
         self.last_id = last_id
+        self.opened = opened  # the worker's count of views when this one was taken
         self.confirmed = False
         self.deferrable = False
         self.pending = False
@@ -365,6 +367,10 @@ class SharedLog:
         # writes cost more than Redis's work), and an order for what `post` sends unanswered.
         self._conn: Any = None
         self._posted = 0  # replies of what `post` sent, not yet read
+        self._views = 0  # views taken so far (View.opened)
+        # Where this worker's last own append found the log ending (epoch, id), and `_views`
+        # then: the views taken by then at that place were current at that moment.
+        self._seen: tuple[str, str, int] = ("", "", -1)
         self.guarded = False  # whether its keys go with an epoch that can be deleted (sessions)
         # Reads waiting for their round trip, by event loop (`settle`, `_flush`).
         self._batches: dict[asyncio.AbstractEventLoop, list[tuple[Any, ...]]] = {}
@@ -566,7 +572,15 @@ class SharedLog:
 
     def view(self) -> View:
         """Where this worker is in the log: what a request starting now reads."""
-        return View(self.epoch, self.last_id)
+        self._views += 1
+        return View(self.epoch, self.last_id, self._views)
+
+    def _seen_current(self, view: View) -> bool:
+        """Whether Redis was seen to end the log at `view`'s place after the view was taken
+        (this worker's own append there): the request, not yet answered then, read the
+        present at that moment, whatever was appended after (DECISIONS R18)."""
+        epoch, last_id, views = self._seen
+        return view.last_id == last_id and view.epoch == epoch and view.opened <= views
 
     def confirm(self, view: View, count: tuple[str, str] | None = None) -> None:
         """Check that the log still ends where `view` is, so that what the request read of
@@ -655,10 +669,13 @@ class SharedLog:
         sent: list[tuple[tuple[Any, ...], int, int]] = []  # item, reply index, now
         for item in batch:
             log, view, entry, maxlen, max_bytes, _ = item
-            if view.last_id != log.last_id or view.epoch != log.epoch:
+            seen = log._seen_current(view)
+            if not seen and (view.last_id != log.last_id or view.epoch != log.epoch):
                 outcomes.append((item, StaleRead(), 0))  # applied entries since it read
                 continue
             args, before, now_ms = log._sync_args(view.count, entry, maxlen, max_bytes)
+            if seen:
+                args[0] = "*"
             commands += [*before, ("EVALSHA", log._sync.sha, len(log._sync_keys),
                                    *log._sync_keys, *args)]
             sent.append((item, len(commands) - 1, now_ms))
@@ -726,9 +743,12 @@ class SharedLog:
                  entry: tuple[bytes, int] | None = None, maxlen: int = 0, max_bytes: int = 0,
                  *, answer: bool = False) -> TooManyRequests | None:
         with self.lock:
-            if view.last_id != self.last_id or view.epoch != self.epoch:
+            seen = self._seen_current(view)
+            if not seen and (view.last_id != self.last_id or view.epoch != self.epoch):
                 raise StaleRead  # this worker applied entries since the request read
             args, before, now_ms = self._sync_args(count, entry, maxlen, max_bytes)
+            if seen:
+                args[0] = "*"
             reply = self.call(self._sync, self._sync_keys, args, *before)
             return self._outcome(view, count, reply, now_ms, answer=answer)
 
@@ -842,8 +862,10 @@ class SharedLog:
         fields: list[Any] = ["d", orjson.dumps(entry)]
         for storage_id, content in tx.files.items():
             fields += [f"f:{storage_id}", content]
-        ok, last = self.append(fields, expected=self.last_id, count=count)
+        expected = self.last_id
+        ok, last = self.append(fields, expected=expected, count=count)
         if ok:
+            self._seen = (self.epoch, expected, self._views)
             self.last_id = last
             self.since_base += 1
             self.maybe_compact()

@@ -170,3 +170,17 @@ def test_settling_a_batch_takes_no_session_lock_under_the_connection_s_lock(
     assert not runner.is_alive(), "deadlock: the batch waits for the session's lock"
     assert sizes[0] == 2 and [r.status_code for r in got] == [200, 200]
     assert all("x" in [n["title"] for n in r.json()["data"]] for r in got)
+
+
+def test_reads_pending_while_their_own_worker_appends_are_not_run_again(
+        workers: Workers, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The worker's own append found the log ending where those reads read it, while they
+    # were unanswered: they read the present then, and settle without running again.
+    a = workers.add()
+    a.delete("/__mock__/requests")
+    state: Any = workers.mocks[0].state
+    sizes = batches(monkeypatch, before=state.store.new_id)  # an append of this worker
+    got = asyncio.run(concurrently(create_app(mock=workers.mocks[0]), 8))
+    assert [r.status_code for r in got] == [200] * 8
+    assert sizes == [8]  # one round trip for the eight, none run again
+    assert a.get("/__mock__/requests").json()["total"] == 8
