@@ -134,6 +134,20 @@ class JournalEntry(NamedTuple):
 _new_entry = tuple.__new__  # a JournalEntry from all its fields in order, without keywords
 
 
+def kept_bodies(body: bytes | None, response_body: bytes | None
+                ) -> tuple[bytes | None, bytes | None, tuple[str, ...], int, int]:
+    """What an entry keeps of its bodies: each, or None past 64 KiB; which were not kept
+    (`truncated`), and their sizes as received (0 when kept)."""
+    truncated: tuple[str, ...] = ()
+    body_size = response_size = 0
+    if body is not None and len(body) > _MAX_BODY_SHOWN:
+        body_size, body, truncated = len(body), None, ("body",)
+    if response_body is not None and len(response_body) > _MAX_BODY_SHOWN:
+        response_size, response_body = len(response_body), None
+        truncated = (*truncated, "response_body")
+    return body, response_body, truncated, body_size, response_size
+
+
 class Journal:
     """A thread-safe list of `JournalEntry` bounded in entries and in bytes; `maxlen=0`
     disables recording."""
@@ -157,13 +171,8 @@ class Journal:
         """Keep one request (the `JournalEntry` fields but `seq` and what is filled in here);
         `header_bytes` is the request headers' size when the caller has it already. Called on
         every request: positional arguments and one tuple made, nothing else."""
-        truncated: tuple[str, ...] = ()
-        body_size = response_size = 0
-        if body is not None and len(body) > _MAX_BODY_SHOWN:
-            body_size, body, truncated = len(body), None, ("body",)
-        if response_body is not None and len(response_body) > _MAX_BODY_SHOWN:
-            response_size, response_body = len(response_body), None
-            truncated = (*truncated, "response_body")
+        body, response_body, truncated, body_size, response_size = kept_bodies(
+            body, response_body)
         # An answer equal to the previous one (a poll) is kept once: the entry shares the
         # bytes already kept, and the new copy is freed at once (its memory reused hot).
         if response_body is not None and response_body == self._last_response:

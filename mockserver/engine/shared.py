@@ -64,11 +64,11 @@ from .errors import ApiError, StaleRead, TooManyRequests
 from .faults import FaultRule, Faults
 from .journal import (
     _ENTRY_OVERHEAD,
-    _MAX_BODY_SHOWN,
     MAX_JOURNAL_BYTES,
     Journal,
     JournalEntry,
     header_size,
+    kept_bodies,
 )
 from .ratelimit import WINDOW_SECONDS, RateLimiter
 from .shared_layers import CHECKPOINT, checkpoint_fields, restore_checkpoint
@@ -1424,13 +1424,8 @@ class SharedJournal(Journal):
                fault: str | None, ignored_params: tuple[str, ...] = (),
                header_bytes: int | None = None) -> tuple[bytes, int]:
         """An entry as stored in Redis (`Journal.record`'s fields), and its size."""
-        truncated: tuple[str, ...] = ()
-        body_size = response_size = 0
-        if body is not None and len(body) > _MAX_BODY_SHOWN:
-            body_size, body, truncated = len(body), None, ("body",)
-        if response_body is not None and len(response_body) > _MAX_BODY_SHOWN:
-            response_size, response_body = len(response_body), None
-            truncated = (*truncated, "response_body")
+        body, response_body, truncated, body_size, response_size = kept_bodies(
+            body, response_body)
         headers = tuple(raw_headers)
         if header_bytes is None:
             header_bytes = header_size(headers)
