@@ -362,6 +362,16 @@ def events_through_any_workflow(mock: MockApp) -> None:
     mock.handlers["listWorkflowExecutionEvents"] = handler
 
 
+async def _request_body(receive: Any) -> bytes:
+    """A request's whole body, read from the ASGI `receive`."""
+    chunks = []
+    while True:
+        message = await receive()
+        chunks.append(message.get("body", b""))
+        if not message.get("more_body"):
+            return b"".join(chunks)
+
+
 class HalfAppliedPatch:
     """ASGI wrapper: a PATCH to a skill whose body the mock refuses first applies the fields
     that are valid on their own (a server that validates field by field while writing)."""
@@ -376,13 +386,7 @@ class HalfAppliedPatch:
                 not scope["path"].startswith(self.prefix):
             await self.app(scope, receive, send)
             return
-        chunks = []
-        while True:
-            message = await receive()
-            chunks.append(message.get("body", b""))
-            if not message.get("more_body"):
-                break
-        raw = b"".join(chunks)
+        raw = await _request_body(receive)
         try:
             body = orjson.loads(raw)
         except orjson.JSONDecodeError:
@@ -461,13 +465,7 @@ class RecordOnRefusedCreate(HalfAppliedPatch):
                 scope["path"] != self.prefix:
             await self.app(scope, receive, send)
             return
-        chunks = []
-        while True:
-            message = await receive()
-            chunks.append(message.get("body", b""))
-            if not message.get("more_body"):
-                break
-        raw = b"".join(chunks)
+        raw = await _request_body(receive)
         sent: list[dict[str, Any]] = []
         fresh = dict(scope)  # the mock keeps what it read of a request in its scope
 
