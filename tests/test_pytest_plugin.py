@@ -437,12 +437,13 @@ def test_xdist_workers_share_one_server(pytester: pytest.Pytester) -> None:
     assert {u.split("/sessions/")[1].split("-")[0] for u in urls} == {"gw0", "gw1"}
 
 
-def test_clients_share_the_session_connections_and_one_ssl_context(
+def test_clients_share_the_session_transport_and_one_ssl_context(
         pytester: pytest.Pytester) -> None:
-    """mock_api.client() costs no TLS set-up and no new connection per test: the clients of
-    successive tests share one keep-alive pool (closing a client, at teardown, leaves it open)
-    and one SSL context; a client asking for its own transport settings gets its own. The
-    in-process transport is one per mock for the session too."""
+    """mock_api.client() costs no TLS set-up, no socket and no new transport per test: the
+    clients of successive tests share one in-process transport (closing a client, at teardown,
+    leaves it open) that opens no connection to the session's server, and one SSL context; a
+    client asking for its own transport settings gets its own. The in-process transport of
+    `transport()` is one per mock for the session too."""
     result = run(pytester, """
         import httpx
         from mockserver.testing import plugin as pytest_plugin
@@ -455,7 +456,7 @@ def test_clients_share_the_session_connections_and_one_ssl_context(
                               ).status_code == 200
             seen.append(client._transport)
             seen.append(pytest_plugin._ssl_context())
-            seen.append(client._transport._inner._pool.connections[0])
+            assert client._transport._inner._fallback._pool.connections == []  # no socket
             with httpx.Client(base_url="http://api.test", transport=mock_api.transport(),
                               headers=mock_api.headers()) as in_process:
                 assert in_process.get("/v1/models").status_code == 200
@@ -466,13 +467,129 @@ def test_clients_share_the_session_connections_and_one_ssl_context(
             assert client.get("/v1/contacts", params={"workspace_id": "ws_harborview"}
                               ).status_code == 200
             assert client._transport is seen[0]
-            pool = seen[0]._inner._pool
-            assert pool.connections == [seen[2]]  # the first test's connection, reused
+            assert seen[0]._inner._fallback._pool.connections == []
             assert mock_api.async_client()._transport._pool._ssl_context is seen[1]
-            assert mock_api.transport() is seen[3]  # closed by a client: still usable
+            assert mock_api.transport() is seen[2]  # closed by a client: still usable
             assert mock_api.client(in_process=True).get("/v1/models").status_code == 200
             own = mock_api.client(http2=False)
             assert own._transport is not seen[0]
             assert own._transport._pool._ssl_context is seen[1]
     """)
     result.assert_outcomes(passed=2)
+
+
+def test_client_answers_as_the_session_server_does_over_its_socket(
+        pytester: pytest.Pytester) -> None:
+    """mock_api.client() calls the app in-process; what the code under test gets, and what the
+    mock records, is what the same requests get over a socket from the session's uvicorn
+    server: statuses, bodies, headers (the `date` apart), journal entries (writes, refusals,
+    an encoded path, repeated parameters, a body past the size limit, another method)."""
+    result = run(pytester, """
+        import httpx
+
+        WS = "ws_harborview"
+        REQUESTS = [
+            ("GET", "/v1/contacts", {"params": {"workspace_id": WS, "limit": 2}}),
+            ("GET", "/v1/contacts", {"params": [("workspace_id", WS), ("limit", "1"),
+                                                 ("limit", "3"), ("nope", "x y")]}),
+            ("GET", "/v1/contacts/no%20such%2Fcontact", {"params": {"workspace_id": WS}}),
+            ("POST", "/v1/tickets/xd_aisha_khan_parking/notes", {"json": {"body": "hi"}}),
+            ("GET", "/v1/tickets/xd_aisha_khan_parking/notes", {}),
+            ("POST", "/v1/tickets/xd_aisha_khan_parking/notes", {"content": b"{not json",
+                                                                 "headers": {"content-type":
+                                                                             "application/json"}}),
+            ("POST", "/v1/tickets/xd_aisha_khan_parking/notes", {"content": b"x" * (3 << 20)}),
+            ("PUT", "/v1/contacts", {}),
+            ("GET", "/v1/models", {"headers": {"authorization": "Bearer wrong"}}),
+            ("GET", "/nowhere", {}),
+        ]
+
+        def exchange(client, journal):
+            seen = []
+            for method, path, kwargs in REQUESTS:
+                response = client.request(method, path, **kwargs)
+                headers = [(k, v) for k, v in response.headers.multi_items() if k != "date"]
+                seen.append((response.status_code, response.content, headers,
+                             response.http_version, "date" in response.headers))
+            kept = [(e.method, e.path, e.query_string, [tuple(h) for h in e.raw_headers],
+                     e.body, e.status, e.response_body, e.operation_id, e.ignored_params,
+                     e.truncated, e.body_size, e.response_size) for e in journal]
+            return seen, kept
+
+        def test_same(mock_api):
+            with httpx.Client(base_url=mock_api.base_url, headers=mock_api.headers()) as sock:
+                over_socket = exchange(sock, mock_api.journal)
+            assert len(over_socket[1]) == len(REQUESTS)
+            mock_api.reset()
+            client = mock_api.client()
+            assert client._transport._inner._fallback._pool.connections == []
+            in_process = exchange(client, mock_api.journal)
+            assert client._transport._inner._fallback._pool.connections == []  # no socket
+            for n, (a, b) in enumerate(zip(over_socket[0], in_process[0])):
+                assert a == b, (REQUESTS[n][:2], a, b)
+            for n, (a, b) in enumerate(zip(over_socket[1], in_process[1])):
+                assert a == b, (REQUESTS[n][:2], a, b)
+            assert {s for s, *_ in in_process[0]} >= {200, 201, 400, 401, 404, 405, 413}
+    """)
+    result.assert_outcomes(passed=1)
+
+
+def test_client_keeps_the_socket_s_timeouts_drops_and_fallbacks(
+        pytester: pytest.Pytester) -> None:
+    """What a socket would do, mock_api.client() does in-process: a response slower than the
+    client's read timeout raises httpx.ReadTimeout and the request runs on to its end (it is
+    journaled); an injected drop raises RemoteProtocolError; a request to another origin, or
+    from a thread whose event loop is running (a sync client in an async test), goes over a
+    socket to the session's server."""
+    result = run(pytester, """
+        import asyncio
+        import time
+
+        import httpx
+        import pytest
+
+        def test_timeout(mock_api):
+            client = mock_api.client()
+            mock_api.fault(path="/v1/models", delay=0.3)
+            with pytest.raises(httpx.ReadTimeout):
+                client.get("/v1/models", timeout=0.05)
+            assert mock_api.requests(path="/v1/models") == []  # still running
+            time.sleep(0.35)
+            assert client.get("/v1").status_code == 200  # the loop runs again: it ends
+            assert [e.status for e in mock_api.requests(path="/v1/models")] == [200]
+
+        def test_timeout_drained_at_teardown(mock_api):
+            mock_api.fault(path="/v1/models", delay=0.2)
+            with pytest.raises(httpx.ReadTimeout):
+                mock_api.client().get("/v1/models", timeout=0.05)
+            mock_api._dispatch.drain()  # what teardown does
+            assert [e.status for e in mock_api.requests(path="/v1/models")] == [200]
+
+        def test_drop(mock_api):
+            mock_api.fault(path="/v1", drop=True)
+            with pytest.raises(httpx.RemoteProtocolError):
+                mock_api.client().get("/v1")
+
+        def connected(client, host):
+            pool = client._transport._inner._fallback._pool
+            return [c for c in pool.connections if c._origin.host == host.encode()]
+
+        def test_other_origin(mock_api):
+            client = mock_api.client()
+            url = mock_api.base_url.replace("127.0.0.1", "localhost") + "/v1/models"
+            assert client.get(url).status_code == 200
+            assert len(connected(client, "localhost")) == 1
+            assert len(mock_api.requests(path="/v1/models")) == 1
+
+        def test_inside_a_running_loop(mock_api):
+            client = mock_api.client()
+
+            async def main():
+                return client.get("/v1/models").status_code
+
+            assert connected(client, "127.0.0.1") == []
+            assert asyncio.run(main()) == 200
+            assert len(connected(client, "127.0.0.1")) == 1
+            assert len(mock_api.requests(path="/v1/models")) == 1
+    """)
+    result.assert_outcomes(passed=5)

@@ -44,7 +44,7 @@ from ..engine.journal import JournalEntry
 from ..engine.sessions import SESSION_HEADER, SESSION_PREFIX
 from ..engine.state import MockState, Settings
 from ..standalone.server import create_app
-from .transport import AsyncASGITransport, SyncASGITransport
+from .transport import AsyncASGITransport, DirectTransport, SyncASGITransport
 
 __all__ = ["ClockControl", "MockApi", "MockApiConfig", "MockApiSnapshot", "MockServer", "Tokens", "Workspaces"]
 
@@ -314,22 +314,9 @@ class _Shared(httpx.BaseTransport):
     def close(self) -> None:
         pass
 
-    def shutdown(self) -> None:
-        self._inner.close()
-
-
-class _KeepAlive(httpx.BaseTransport):
-    """A session-wide connection pool shared by the clients of many tests: a client's
-    close() leaves it open (connections are per server, not per test); the session closes it."""
-
-    def __init__(self) -> None:
-        self._inner = httpx.HTTPTransport(verify=_ssl_context())
-
-    def handle_request(self, request: httpx.Request) -> httpx.Response:
-        return self._inner.handle_request(request)
-
-    def close(self) -> None:
-        pass
+    def drain(self) -> None:
+        if isinstance(self._inner, DirectTransport):
+            self._inner.drain()
 
     def shutdown(self) -> None:
         self._inner.close()
@@ -339,12 +326,13 @@ class _Dispatch:
     """The ASGI app uvicorn serves: forwards to the current test's mock and keeps what it
     raises (a self-check violation, a handler crash) so the test thread can re-raise it."""
 
-    def __init__(self) -> None:
+    def __init__(self, origin: str) -> None:
+        self.origin = httpx.URL(origin)
         self.target: Any = None
         self.errors: list[BaseException] = []
         self._active = 0
         self._idle = threading.Condition()
-        self._keep_alive: _KeepAlive | None = None
+        self._direct: _Shared | None = None
         self._in_process: dict[int, tuple[Any, _Shared]] = {}
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
@@ -365,12 +353,21 @@ class _Dispatch:
                 self._active -= 1
                 self._idle.notify_all()
 
-    def keep_alive(self) -> httpx.BaseTransport:
-        """The transport `mock_api.client()` uses: one pool of keep-alive connections to
-        this server for the whole session (closing a client leaves it open)."""
-        if self._keep_alive is None:
-            self._keep_alive = _KeepAlive()
-        return self._keep_alive
+    def direct(self) -> httpx.BaseTransport:
+        """The transport `mock_api.client()` uses, one for the whole session (closing a
+        client leaves it open): a request to this server is this app called on the test's
+        thread, what uvicorn would do with it done in-process (transport.DirectTransport);
+        anything else goes through one pool of keep-alive connections."""
+        if self._direct is None:
+            self._direct = _Shared(DirectTransport(
+                self, self.origin, httpx.HTTPTransport(verify=_ssl_context())))
+        return self._direct
+
+    def drain(self) -> None:
+        """Requests of this thread given up on by their client (a read timeout) run to their
+        end, as the server would have run them."""
+        if self._direct is not None:
+            self._direct.drain()
 
     def in_process(self, app: Any) -> httpx.BaseTransport:
         """A sync in-process transport to this app, shared by the tests of the session
@@ -381,9 +378,9 @@ class _Dispatch:
         return found[1]
 
     def close(self) -> None:
-        if self._keep_alive is not None:
-            self._keep_alive.shutdown()
-            self._keep_alive = None
+        if self._direct is not None:
+            self._direct.shutdown()
+            self._direct = None
         for _, transport in self._in_process.values():
             transport.shutdown()
         self._in_process.clear()
@@ -404,12 +401,12 @@ class MockServer:
         import uvicorn
 
         started = time.perf_counter()
-        self.dispatch = _Dispatch()
         self._socket = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         self._socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         self._socket.bind(("127.0.0.1", 0))
         self.port = self._socket.getsockname()[1]
         self.base_url = f"http://127.0.0.1:{self.port}"
+        self.dispatch = _Dispatch(self.base_url)
         # No proxy-headers middleware: nothing sits in front of this loopback server, and it
         # would run on every request of every test.
         config = uvicorn.Config(self.dispatch, host="127.0.0.1", port=self.port,
@@ -697,9 +694,10 @@ class MockApi:
         if in_process:
             kwargs["transport"] = self.transport()
         elif self._dispatch is not None and not _TRANSPORT_SETTINGS.intersection(kwargs):
-            # The session's pooled keep-alive connections to its server (not a new pool,
-            # connection and TLS set-up per test).
-            kwargs["transport"] = self._dispatch.keep_alive()
+            # The session's server, called in-process as uvicorn would call it (no socket,
+            # no HTTP parsing, no thread switch), and not a new pool, connection and TLS
+            # set-up per test for anything else.
+            kwargs["transport"] = self._dispatch.direct()
         kwargs.setdefault("verify", _ssl_context())
         hooks = kwargs.pop("event_hooks", {})
         if self._dispatch is not None and not in_process:
@@ -927,6 +925,7 @@ class MockApi:
         self._closers.clear()
         if self._dispatch is None:
             return None
+        self._dispatch.drain()
         self._dispatch.wait_idle()
         return self._dispatch.take_error()
 

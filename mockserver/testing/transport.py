@@ -2,14 +2,20 @@
 
 `httpx.ASGITransport` is async-only; `SyncASGITransport` runs it on an anyio blocking portal
 (one event-loop thread per transport, started on first use) so that code using a plain
-`httpx.Client` can be pointed at the mock too. Both turn an injected dropped connection into
-`httpx.RemoteProtocolError`, which is what a real client sees when a server hangs up.
+`httpx.Client` can be pointed at the mock too. `DirectTransport` runs the app on the calling
+thread's own event loop and hands the client what the plugin's uvicorn server would have sent
+(what `mock_api.client()` uses: no socket, no HTTP parsing, no thread switch per request).
+All turn an injected dropped connection into `httpx.RemoteProtocolError`, which is what a real
+client sees when a server hangs up.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import threading
+import time
+from email.utils import formatdate
 from typing import Any
 
 import httpx
@@ -17,7 +23,7 @@ from anyio.from_thread import BlockingPortal, start_blocking_portal
 
 from ..engine.faults import ConnectionDropped
 
-__all__ = ["AsyncASGITransport", "SyncASGITransport"]
+__all__ = ["AsyncASGITransport", "DirectTransport", "SyncASGITransport"]
 
 
 class AsyncASGITransport(httpx.AsyncBaseTransport):
@@ -66,3 +72,148 @@ class SyncASGITransport(httpx.BaseTransport):
         with self._lock:
             self._portal = None
             self._stack.close()
+
+
+_DATE: list[Any] = [0, b""]
+
+
+def _date_header() -> bytes:
+    """The `date` header uvicorn sends (worked out once a second, as uvicorn does)."""
+    now = int(time.time())
+    if _DATE[0] != now:
+        _DATE[:] = [now, formatdate(now, usegmt=True).encode()]
+    return bytes(_DATE[1])
+
+
+class DirectTransport(httpx.BaseTransport):
+    """A request to `origin` runs `app` on this thread's event loop (one per thread, made on
+    first use and kept until `close`); the response is what uvicorn would send for it: the
+    scope it would build (lower-case header names, the path unquoted, the raw path and query
+    apart), its `server` and `date` headers, a 500 when the app fails before answering, a
+    closed connection (`RemoteProtocolError`) when it fails half-way. The client's read timeout
+    holds as on a socket: past it `httpx.ReadTimeout`, and the request runs on (to its end at
+    the next call, or at `drain`), as a server goes on with a request its client gave up on.
+
+    Anything this cannot do as the socket would goes through `fallback` (a real HTTP
+    transport): another origin, or a call from a thread whose event loop is running (code
+    that blocks an async test's loop on a sync client; a loop cannot be run inside itself).
+    """
+
+    def __init__(self, app: Any, origin: httpx.URL, fallback: httpx.BaseTransport) -> None:
+        self._app = app
+        self._origin = (origin.scheme, origin.host, origin.port)
+        self._server = (origin.host, origin.port or 80)
+        self._fallback = fallback
+        self._local = threading.local()
+        self._loops: list[asyncio.AbstractEventLoop] = []
+        self._lock = threading.Lock()
+
+    def _loop(self) -> asyncio.AbstractEventLoop:
+        loop: asyncio.AbstractEventLoop | None = getattr(self._local, "loop", None)
+        if loop is None or loop.is_closed():
+            loop = self._local.loop = asyncio.new_event_loop()
+            with self._lock:
+                self._loops.append(loop)
+        return loop
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        url = request.url
+        if (url.scheme, url.host, url.port) != self._origin or _loop_running():
+            return self._fallback.handle_request(request)
+        body = request.read()
+        raw_path, _, query = url.raw_path.partition(b"?")
+        scope = {
+            "type": "http", "asgi": {"version": "3.0", "spec_version": "2.3"},
+            "http_version": "1.1", "server": self._server, "client": ("127.0.0.1", 0),
+            "scheme": "http", "method": request.method, "root_path": "",
+            "path": url.path, "raw_path": raw_path, "query_string": query,
+            "headers": [(name.lower(), value) for name, value in request.headers.raw],
+        }
+        loop = self._loop()
+        task = loop.create_task(self._call(scope, body))
+        timeout = (request.extensions.get("timeout") or {}).get("read")
+        if timeout is None:
+            loop.run_until_complete(task)
+        else:
+            loop.run_until_complete(asyncio.wait((task,), timeout=timeout))
+            if not task.done():
+                raise httpx.ReadTimeout("timed out", request=request)
+        try:
+            status, headers, content = task.result()
+        except ConnectionDropped as exc:
+            raise httpx.RemoteProtocolError(
+                "Server disconnected without sending a complete response (injected fault)",
+                request=request,
+            ) from exc
+        return httpx.Response(status, headers=headers, content=content, request=request,
+                              extensions={"http_version": b"HTTP/1.1"})
+
+    async def _call(self, scope: dict[str, Any],
+                    body: bytes) -> tuple[int, list[tuple[bytes, bytes]], bytes]:
+        received = False
+        start: dict[str, Any] | None = None
+        chunks: list[bytes] = []
+        complete = False
+
+        async def receive() -> dict[str, Any]:
+            nonlocal received
+            if received:
+                return {"type": "http.disconnect"}
+            received = True
+            return {"type": "http.request", "body": body, "more_body": False}
+
+        async def send(message: dict[str, Any]) -> None:
+            nonlocal start, complete
+            if message["type"] == "http.response.start":
+                start = message
+            elif message["type"] == "http.response.body":
+                chunks.append(message.get("body", b""))
+                complete = not message.get("more_body", False)
+
+        try:
+            await self._app(scope, receive, send)
+        except ConnectionDropped:
+            raise
+        except Exception:
+            if start is not None:  # uvicorn closes the connection of a half-sent response
+                raise ConnectionDropped() from None
+            start, chunks, complete = _SERVER_ERROR, [b"Internal Server Error"], True
+        if start is None:  # answered nothing: uvicorn sends a 500 of its own
+            start, chunks, complete = _SERVER_ERROR, [b"Internal Server Error"], True
+        if not complete:
+            raise ConnectionDropped()
+        headers = [(b"server", b"uvicorn"), (b"date", _date_header()),
+                   *start.get("headers", ())]
+        return start["status"], headers, b"".join(chunks)
+
+    def drain(self, timeout: float = 2.0) -> None:
+        """Let requests given up on by their clients (a read timeout) run to their end."""
+        loop = getattr(self._local, "loop", None)
+        if loop is None or loop.is_closed() or _loop_running():
+            return
+        pending = asyncio.all_tasks(loop)
+        if pending:
+            loop.run_until_complete(asyncio.wait(pending, timeout=timeout))
+
+    def close(self) -> None:
+        with self._lock:
+            loops, self._loops = self._loops, []
+        for loop in loops:
+            if not loop.is_running():
+                loop.close()
+        self._fallback.close()
+
+
+# uvicorn's own answer when the app fails before it answers.
+_SERVER_ERROR: dict[str, Any] = {
+    "type": "http.response.start", "status": 500,
+    "headers": [(b"content-type", b"text/plain; charset=utf-8"), (b"content-length", b"21"),
+                (b"connection", b"close")]}
+
+
+def _loop_running() -> bool:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True

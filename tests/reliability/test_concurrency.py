@@ -20,7 +20,7 @@ from conftest import FROZEN_AT, auth
 
 from mockserver.engine.app import Config, MockApp
 from mockserver.standalone.server import create_app
-from mockserver.testing.transport import AsyncASGITransport, SyncASGITransport
+from mockserver.testing.transport import AsyncASGITransport, DirectTransport, SyncASGITransport
 
 WS = "ws_harborview"
 THREADS = 8
@@ -171,7 +171,9 @@ def test_server_thread_and_in_process_loops_lose_no_update(own_mock: MockApp, ba
         tools = http.get(f"/v1/custom-tools?workspace_id={WS}&limit=100").json()["data"]
     tool = next(t for t in tools if t["language"] == "python")
     per_driver = 25
-    start = threading.Barrier(6, timeout=30)
+    start = threading.Barrier(8, timeout=30)
+    # One transport for both threads (as mock_api.client()'s): each runs the app on its own loop.
+    direct = DirectTransport(app, httpx.URL("http://mock"), httpx.HTTPTransport())
 
     def body(driver: str, i: int) -> dict[str, str]:
         return {"code": f"def main(**params):\n    return {{'message': '{driver} {i}'}}\n"}
@@ -193,6 +195,12 @@ def test_server_thread_and_in_process_loops_lose_no_update(own_mock: MockApp, ba
         finally:
             transport.close()
 
+    def this_thread(driver: str) -> list[int]:
+        client = httpx.Client(transport=direct, base_url="http://mock", headers=auth())
+        start.wait()  # not closed: closing it would close the transport the other thread uses
+        return [client.patch(f"/v1/custom-tools/{tool['id']}", json=body(driver, i))
+                .json()["data"]["version"] for i in range(per_driver)]
+
     def own_loop(driver: str) -> list[int]:
         async def run() -> list[int]:
             async with httpx.AsyncClient(transport=AsyncASGITransport(app),
@@ -210,9 +218,11 @@ def test_server_thread_and_in_process_loops_lose_no_update(own_mock: MockApp, ba
 
     drivers = [("socket-a", over_socket), ("socket-b", over_socket),
                ("portal-a", sync_transport), ("portal-b", sync_transport),
-               ("loop-a", own_loop), ("loop-b", own_loop)]
+               ("loop-a", own_loop), ("loop-b", own_loop),
+               ("direct-a", this_thread), ("direct-b", this_thread)]
     with ThreadPoolExecutor(max_workers=len(drivers)) as pool:
         results = list(pool.map(lambda d: d[1](d[0]), drivers))
+    direct.close()
     versions = sorted(v for result in results for v in result)
     n = per_driver * len(drivers)
     # Every patch changed the code, so each saw a distinct version: none was lost.
@@ -229,7 +239,8 @@ def test_concurrent_skill_creates_each_reach_every_agent(own_mock: MockApp, base
     # get distinct ids and distinct creation instants.
     app = create_app(mock=own_mock)
     per_driver = 30
-    start = threading.Barrier(6, timeout=30)
+    start = threading.Barrier(8, timeout=30)
+    direct = DirectTransport(app, httpx.URL("http://mock"), httpx.HTTPTransport())
 
     def skill(driver: str, i: int) -> dict[str, Any]:
         return {"workspace_id": WS, "name": f"{driver}-{i}", "description": "d", "body": "b",
@@ -252,6 +263,12 @@ def test_concurrent_skill_creates_each_reach_every_agent(own_mock: MockApp, base
         finally:
             transport.close()
 
+    def this_thread(driver: str) -> list[dict[str, Any]]:
+        client = httpx.Client(transport=direct, base_url="http://mock", headers=auth())
+        start.wait()  # not closed: closing it would close the transport the other thread uses
+        return [client.post("/v1/skills", json=skill(driver, i)).json()["data"]
+                for i in range(per_driver)]
+
     def own_loop(driver: str) -> list[dict[str, Any]]:
         async def run() -> list[dict[str, Any]]:
             async with httpx.AsyncClient(transport=AsyncASGITransport(app),
@@ -265,9 +282,11 @@ def test_concurrent_skill_creates_each_reach_every_agent(own_mock: MockApp, base
 
     drivers = [("socket-a", over_socket), ("socket-b", over_socket),
                ("portal-a", sync_transport), ("portal-b", sync_transport),
-               ("loop-a", own_loop), ("loop-b", own_loop)]
+               ("loop-a", own_loop), ("loop-b", own_loop),
+               ("direct-a", this_thread), ("direct-b", this_thread)]
     with ThreadPoolExecutor(max_workers=len(drivers)) as pool:
         skills = [s for result in pool.map(lambda d: d[1](d[0]), drivers) for s in result]
+    direct.close()
     n = per_driver * len(drivers)
     created = {s["id"] for s in skills}
     assert len(created) == n, "two creates got the same id"

@@ -23,14 +23,17 @@ from hypothesis import strategies as st
 
 from mockserver.engine.clock import format_timestamp, parse_timestamp
 from mockserver.testing.plugin import MockApiConfig, MockServer
-from mockserver.testing.transport import AsyncASGITransport, SyncASGITransport
+from mockserver.testing.transport import AsyncASGITransport, DirectTransport, SyncASGITransport
 
 WS = "ws_harborview"
 TOKEN = {"Authorization": "Bearer mock-write-token"}
 CLOCK = "2026-11-01T12:00:00.000Z"
-DRIVERS = ("thread-socket", "thread-in-process", "loop-socket", "loop-in-process-header")
+DRIVERS = ("thread-socket", "thread-direct", "thread-in-process", "loop-socket",
+           "loop-in-process-header")
 
 _names = itertools.count(1)
+_DIRECT: list[DirectTransport] = []
+_DIRECT_LOCK = threading.Lock()
 
 op = st.one_of(
     st.tuples(st.just("create")),
@@ -46,6 +49,9 @@ def server() -> Any:
     mock, app = server.mock_for(MockApiConfig(clock=CLOCK, self_check=True))
     server.dispatch.target = app
     yield server, mock, app
+    for transport in _DIRECT:
+        transport.close()
+    _DIRECT.clear()
     server.stop()
 
 
@@ -142,6 +148,13 @@ def _drive(session: Session, base_url: str, app: Any, start: threading.Barrier) 
             with httpx.Client(base_url="http://mock.test", headers=TOKEN,
                               transport=SyncASGITransport(app)) as client:
                 _run_sync(session, client, prefix)
+        elif session.driver == "thread-direct":  # the app on this thread's own loop
+            with _DIRECT_LOCK:  # one transport for every thread, as the plugin's
+                if not _DIRECT:
+                    _DIRECT.append(DirectTransport(app, httpx.URL(base_url),
+                                                   httpx.HTTPTransport()))
+            client = httpx.Client(base_url=base_url, headers=TOKEN, transport=_DIRECT[0])
+            _run_sync(session, client, prefix)
         elif session.driver == "loop-socket":
             async def main() -> None:
                 async with httpx.AsyncClient(base_url=base_url, headers=TOKEN) as client:
