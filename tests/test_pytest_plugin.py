@@ -468,7 +468,7 @@ def test_clients_share_the_session_transport_and_one_ssl_context(
                               ).status_code == 200
             assert client._transport is seen[0]
             assert seen[0]._inner._fallback._pool.connections == []
-            assert mock_api.async_client()._transport._pool._ssl_context is seen[1]
+            assert mock_api.async_client()._transport._fallback._pool._ssl_context is seen[1]
             assert mock_api.transport() is seen[2]  # closed by a client: still usable
             assert mock_api.client(in_process=True).get("/v1/models").status_code == 200
             own = mock_api.client(http2=False)
@@ -485,6 +485,8 @@ def test_client_answers_as_the_session_server_does_over_its_socket(
     server: statuses, bodies, headers (the `date` apart), journal entries (writes, refusals,
     an encoded path, repeated parameters, a body past the size limit, another method)."""
     result = run(pytester, """
+        import asyncio
+
         import httpx
 
         WS = "ws_harborview"
@@ -511,10 +513,12 @@ def test_client_answers_as_the_session_server_does_over_its_socket(
                 headers = [(k, v) for k, v in response.headers.multi_items() if k != "date"]
                 seen.append((response.status_code, response.content, headers,
                              response.http_version, "date" in response.headers))
-            kept = [(e.method, e.path, e.query_string, [tuple(h) for h in e.raw_headers],
+            return seen, entries(journal)
+
+        def entries(journal):
+            return [(e.method, e.path, e.query_string, [tuple(h) for h in e.raw_headers],
                      e.body, e.status, e.response_body, e.operation_id, e.ignored_params,
                      e.truncated, e.body_size, e.response_size) for e in journal]
-            return seen, kept
 
         def test_same(mock_api):
             with httpx.Client(base_url=mock_api.base_url, headers=mock_api.headers()) as sock:
@@ -530,6 +534,22 @@ def test_client_answers_as_the_session_server_does_over_its_socket(
             for n, (a, b) in enumerate(zip(over_socket[1], in_process[1])):
                 assert a == b, (REQUESTS[n][:2], a, b)
             assert {s for s, *_ in in_process[0]} >= {200, 201, 400, 401, 404, 405, 413}
+
+            async def on_a_loop():  # and mock_api.async_client() on the test's loop
+                async with mock_api.async_client() as client:
+                    seen = []
+                    for method, path, kwargs in REQUESTS:
+                        response = await client.request(method, path, **kwargs)
+                        headers = [(k, v) for k, v in response.headers.multi_items()
+                                   if k != "date"]
+                        seen.append((response.status_code, response.content, headers,
+                                     response.http_version, "date" in response.headers))
+                    assert client._transport._fallback._pool.connections == []
+                    return seen
+
+            mock_api.reset()
+            assert asyncio.run(on_a_loop()) == over_socket[0]
+            assert entries(mock_api.journal) == over_socket[1]
     """)
     result.assert_outcomes(passed=1)
 
@@ -591,5 +611,23 @@ def test_client_keeps_the_socket_s_timeouts_drops_and_fallbacks(
             assert asyncio.run(main()) == 200
             assert len(connected(client, "127.0.0.1")) == 1
             assert len(mock_api.requests(path="/v1/models")) == 1
+
+        def test_async_client(mock_api):
+            async def main():
+                async with mock_api.async_client() as client:
+                    mock_api.fault(path="/v1/models", drop=True)
+                    with pytest.raises(httpx.RemoteProtocolError):
+                        await client.get("/v1/models")
+                    mock_api.fault(path="/v1/models", delay=0.3)
+                    with pytest.raises(httpx.ReadTimeout):
+                        await client.get("/v1/models", timeout=0.05)
+                    assert len(mock_api.requests(path="/v1/models")) == 1  # the drop
+                    await asyncio.sleep(0.35)  # while the loop runs, the request runs on
+                    assert mock_api.requests(path="/v1/models")[-1].status == 200
+                    url = mock_api.base_url.replace("127.0.0.1", "localhost") + "/v1"
+                    assert (await client.get(url)).status_code == 200  # over a socket
+                    assert len(client._transport._fallback._pool.connections) == 1
+
+            asyncio.run(main())
     """)
-    result.assert_outcomes(passed=5)
+    result.assert_outcomes(passed=6)

@@ -44,7 +44,7 @@ from ..engine.journal import JournalEntry
 from ..engine.sessions import SESSION_HEADER, SESSION_PREFIX
 from ..engine.state import MockState, Settings
 from ..standalone.server import create_app
-from .transport import AsyncASGITransport, DirectTransport, SyncASGITransport
+from .transport import AsyncASGITransport, AsyncDirectTransport, DirectTransport, SyncASGITransport
 
 __all__ = ["ClockControl", "MockApi", "MockApiConfig", "MockApiSnapshot", "MockServer", "Tokens", "Workspaces"]
 
@@ -718,11 +718,19 @@ class MockApi:
                      **kwargs: Any) -> httpx.AsyncClient:
         """An httpx.AsyncClient with base_url and the token preset (close it, or use `async
         with`). `in_process=True` calls the ASGI app directly."""
+        hooks = kwargs.pop("event_hooks", {})
         if in_process:
             kwargs["transport"] = self.async_transport()
+        elif self._dispatch is not None and not _TRANSPORT_SETTINGS.intersection(kwargs):
+            # The session's server called on the test's loop as uvicorn would call it; a
+            # socket for anything else (its own: connections belong to one event loop).
+            kwargs["transport"] = AsyncDirectTransport(
+                self._dispatch, self._dispatch.origin,
+                httpx.AsyncHTTPTransport(verify=_ssl_context()))
+            hooks = {**hooks, "response": [*hooks.get("response", []), self._areraise]}
         kwargs.setdefault("verify", _ssl_context())
         return httpx.AsyncClient(base_url=self._client_base(), headers=self.headers(token),
-                                 **kwargs)
+                                 event_hooks=hooks, **kwargs)
 
     def transport(self) -> httpx.BaseTransport:
         """A sync httpx transport calling the mock in-process (no socket)."""
@@ -918,6 +926,9 @@ class MockApi:
         error = dispatch.take_error()
         if error is not None:
             raise error
+
+    async def _areraise(self, response: httpx.Response) -> None:
+        self._reraise(response)
 
     def _close(self) -> BaseException | None:
         for close in reversed(self._closers):

@@ -3,8 +3,9 @@
 `httpx.ASGITransport` is async-only; `SyncASGITransport` runs it on an anyio blocking portal
 (one event-loop thread per transport, started on first use) so that code using a plain
 `httpx.Client` can be pointed at the mock too. `DirectTransport` runs the app on the calling
-thread's own event loop and hands the client what the plugin's uvicorn server would have sent
-(what `mock_api.client()` uses: no socket, no HTTP parsing, no thread switch per request).
+thread's own event loop (`AsyncDirectTransport`: on the caller's loop) and hands the client
+what the plugin's uvicorn server would have sent (what `mock_api.client()` and
+`mock_api.async_client()` use: no socket, no HTTP parsing, no thread switch per request).
 All turn an injected dropped connection into `httpx.RemoteProtocolError`, which is what a real
 client sees when a server hangs up.
 """
@@ -23,7 +24,7 @@ from anyio.from_thread import BlockingPortal, start_blocking_portal
 
 from ..engine.faults import ConnectionDropped
 
-__all__ = ["AsyncASGITransport", "DirectTransport", "SyncASGITransport"]
+__all__ = ["AsyncASGITransport", "AsyncDirectTransport", "DirectTransport", "SyncASGITransport"]
 
 
 class AsyncASGITransport(httpx.AsyncBaseTransport):
@@ -85,14 +86,87 @@ def _date_header() -> bytes:
     return bytes(_DATE[1])
 
 
+def _scope(request: httpx.Request, server: tuple[str, int]) -> dict[str, Any]:
+    """The scope uvicorn would build for this request (header names in lower case, the path
+    unquoted, the raw path and the query apart)."""
+    url = request.url
+    raw_path, _, query = url.raw_path.partition(b"?")
+    return {
+        "type": "http", "asgi": {"version": "3.0", "spec_version": "2.3"},
+        "http_version": "1.1", "server": server, "client": ("127.0.0.1", 0),
+        "scheme": "http", "method": request.method, "root_path": "",
+        "path": url.path, "raw_path": raw_path, "query_string": query,
+        "headers": [(name.lower(), value) for name, value in request.headers.raw],
+    }
+
+
+async def _serve(app: Any, scope: dict[str, Any],
+                 body: bytes) -> tuple[int, list[tuple[bytes, bytes]], bytes]:
+    """Status, headers and body of what uvicorn would send for this call of `app`: its
+    `server` and `date` headers first, its own 500 when the app answers nothing (or fails
+    before answering); ConnectionDropped when the app fails half-way or drops on purpose
+    (uvicorn closes the connection)."""
+    received = False
+    start: dict[str, Any] | None = None
+    chunks: list[bytes] = []
+    complete = False
+
+    async def receive() -> dict[str, Any]:
+        nonlocal received
+        if received:
+            return {"type": "http.disconnect"}
+        received = True
+        return {"type": "http.request", "body": body, "more_body": False}
+
+    async def send(message: dict[str, Any]) -> None:
+        nonlocal start, complete
+        if message["type"] == "http.response.start":
+            start = message
+        elif message["type"] == "http.response.body":
+            chunks.append(message.get("body", b""))
+            complete = not message.get("more_body", False)
+
+    try:
+        await app(scope, receive, send)
+    except ConnectionDropped:
+        raise
+    except Exception:
+        if start is not None:  # uvicorn closes the connection of a half-sent response
+            raise ConnectionDropped() from None
+        start = None
+    if start is None:
+        start, chunks, complete = _SERVER_ERROR, [b"Internal Server Error"], True
+    if not complete:
+        raise ConnectionDropped()
+    headers = [(b"server", b"uvicorn"), (b"date", _date_header()), *start.get("headers", ())]
+    return start["status"], headers, b"".join(chunks)
+
+
+def _response(request: httpx.Request, task: asyncio.Future[Any]) -> httpx.Response:
+    try:
+        status, headers, content = task.result()
+    except ConnectionDropped as exc:
+        raise httpx.RemoteProtocolError(
+            "Server disconnected without sending a complete response (injected fault)",
+            request=request,
+        ) from exc
+    return httpx.Response(status, headers=headers, content=content, request=request,
+                          extensions={"http_version": b"HTTP/1.1"})
+
+
+def _read_timeout(request: httpx.Request) -> float | None:
+    timeout: float | None = (request.extensions.get("timeout") or {}).get("read")
+    return timeout
+
+
 class DirectTransport(httpx.BaseTransport):
     """A request to `origin` runs `app` on this thread's event loop (one per thread, made on
-    first use and kept until `close`); the response is what uvicorn would send for it: the
-    scope it would build (lower-case header names, the path unquoted, the raw path and query
-    apart), its `server` and `date` headers, a 500 when the app fails before answering, a
-    closed connection (`RemoteProtocolError`) when it fails half-way. The client's read timeout
-    holds as on a socket: past it `httpx.ReadTimeout`, and the request runs on (to its end at
-    the next call, or at `drain`), as a server goes on with a request its client gave up on.
+    first use and kept until `close`); the response is what uvicorn would send for it (the
+    scope it would build, its `server` and `date` headers, its 500 when the app fails before
+    answering, a closed connection, `RemoteProtocolError`, when it fails half-way). The
+    client's read timeout holds as on a socket: past it `httpx.ReadTimeout`, and the request
+    runs on (to its end at the next call, or at `drain`), as a server goes on with a request
+    its client gave up on.
 
     Anything this cannot do as the socket would goes through `fallback` (a real HTTP
     transport): another origin, or a call from a thread whose event loop is running (code
@@ -121,70 +195,16 @@ class DirectTransport(httpx.BaseTransport):
         if (url.scheme, url.host, url.port) != self._origin or _loop_running():
             return self._fallback.handle_request(request)
         body = request.read()
-        raw_path, _, query = url.raw_path.partition(b"?")
-        scope = {
-            "type": "http", "asgi": {"version": "3.0", "spec_version": "2.3"},
-            "http_version": "1.1", "server": self._server, "client": ("127.0.0.1", 0),
-            "scheme": "http", "method": request.method, "root_path": "",
-            "path": url.path, "raw_path": raw_path, "query_string": query,
-            "headers": [(name.lower(), value) for name, value in request.headers.raw],
-        }
         loop = self._loop()
-        task = loop.create_task(self._call(scope, body))
-        timeout = (request.extensions.get("timeout") or {}).get("read")
+        task = loop.create_task(_serve(self._app, _scope(request, self._server), body))
+        timeout = _read_timeout(request)
         if timeout is None:
             loop.run_until_complete(task)
         else:
             loop.run_until_complete(asyncio.wait((task,), timeout=timeout))
             if not task.done():
                 raise httpx.ReadTimeout("timed out", request=request)
-        try:
-            status, headers, content = task.result()
-        except ConnectionDropped as exc:
-            raise httpx.RemoteProtocolError(
-                "Server disconnected without sending a complete response (injected fault)",
-                request=request,
-            ) from exc
-        return httpx.Response(status, headers=headers, content=content, request=request,
-                              extensions={"http_version": b"HTTP/1.1"})
-
-    async def _call(self, scope: dict[str, Any],
-                    body: bytes) -> tuple[int, list[tuple[bytes, bytes]], bytes]:
-        received = False
-        start: dict[str, Any] | None = None
-        chunks: list[bytes] = []
-        complete = False
-
-        async def receive() -> dict[str, Any]:
-            nonlocal received
-            if received:
-                return {"type": "http.disconnect"}
-            received = True
-            return {"type": "http.request", "body": body, "more_body": False}
-
-        async def send(message: dict[str, Any]) -> None:
-            nonlocal start, complete
-            if message["type"] == "http.response.start":
-                start = message
-            elif message["type"] == "http.response.body":
-                chunks.append(message.get("body", b""))
-                complete = not message.get("more_body", False)
-
-        try:
-            await self._app(scope, receive, send)
-        except ConnectionDropped:
-            raise
-        except Exception:
-            if start is not None:  # uvicorn closes the connection of a half-sent response
-                raise ConnectionDropped() from None
-            start, chunks, complete = _SERVER_ERROR, [b"Internal Server Error"], True
-        if start is None:  # answered nothing: uvicorn sends a 500 of its own
-            start, chunks, complete = _SERVER_ERROR, [b"Internal Server Error"], True
-        if not complete:
-            raise ConnectionDropped()
-        headers = [(b"server", b"uvicorn"), (b"date", _date_header()),
-                   *start.get("headers", ())]
-        return start["status"], headers, b"".join(chunks)
+        return _response(request, task)
 
     def drain(self, timeout: float = 2.0) -> None:
         """Let requests given up on by their clients (a read timeout) run to their end."""
@@ -202,6 +222,32 @@ class DirectTransport(httpx.BaseTransport):
             if not loop.is_running():
                 loop.close()
         self._fallback.close()
+
+
+class AsyncDirectTransport(httpx.AsyncBaseTransport):
+    """`DirectTransport` for async clients: a request to `origin` runs `app` as a task of the
+    caller's event loop (asyncio; another async library goes through `fallback`). Past the
+    client's read timeout: `httpx.ReadTimeout`, and the task runs on while the loop does."""
+
+    def __init__(self, app: Any, origin: httpx.URL, fallback: httpx.AsyncBaseTransport) -> None:
+        self._app = app
+        self._origin = (origin.scheme, origin.host, origin.port)
+        self._server = (origin.host, origin.port or 80)
+        self._fallback = fallback
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        url = request.url
+        if (url.scheme, url.host, url.port) != self._origin or not _loop_running():  # trio
+            return await self._fallback.handle_async_request(request)
+        body = await request.aread()
+        task = asyncio.ensure_future(_serve(self._app, _scope(request, self._server), body))
+        await asyncio.wait((task,), timeout=_read_timeout(request))
+        if not task.done():
+            raise httpx.ReadTimeout("timed out", request=request)
+        return _response(request, task)
+
+    async def aclose(self) -> None:
+        await self._fallback.aclose()
 
 
 # uvicorn's own answer when the app fails before it answers.
