@@ -4,13 +4,17 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterator
+from typing import Any
 
 import h11  # noqa: F401
 import httpcore  # noqa: F401
+import httpx
 import pytest
 import uvicorn
 
 from mockserver.engine.handlers import load_handlers
+from mockserver.testing.plugin import MockServer
+from mockserver.testing.transport import DirectTransport
 
 pytest_plugins = ["pytester"]
 
@@ -510,10 +514,13 @@ def test_client_answers_as_the_session_server_does_over_its_socket(
             seen = []
             for method, path, kwargs in REQUESTS:
                 response = client.request(method, path, **kwargs)
-                headers = [(k, v) for k, v in response.headers.multi_items() if k != "date"]
-                seen.append((response.status_code, response.content, headers,
-                             response.http_version, "date" in response.headers))
+                seen.append((response.status_code, response.content, headers_of(response),
+                             response.http_version))
             return seen, entries(journal)
+
+        def headers_of(response):  # the date's value apart (it moves)
+            return [(k, "<date>" if k == "date" else v)
+                    for k, v in response.headers.multi_items()]
 
         def entries(journal):
             return [(e.method, e.path, e.query_string, [tuple(h) for h in e.raw_headers],
@@ -540,10 +547,8 @@ def test_client_answers_as_the_session_server_does_over_its_socket(
                     seen = []
                     for method, path, kwargs in REQUESTS:
                         response = await client.request(method, path, **kwargs)
-                        headers = [(k, v) for k, v in response.headers.multi_items()
-                                   if k != "date"]
-                        seen.append((response.status_code, response.content, headers,
-                                     response.http_version, "date" in response.headers))
+                        seen.append((response.status_code, response.content,
+                                     headers_of(response), response.http_version))
                     assert client._transport._fallback._pool.connections == []
                     return seen
 
@@ -631,3 +636,79 @@ def test_client_keeps_the_socket_s_timeouts_drops_and_fallbacks(
             asyncio.run(main())
     """)
     result.assert_outcomes(passed=6)
+
+
+async def _chunked(scope: Any, receive: Any, send: Any) -> None:
+    await send({"type": "http.response.start", "status": 200,
+                "headers": [(b"content-type", b"text/plain")]})
+    await send({"type": "http.response.body", "body": b"one ", "more_body": True})
+    await send({"type": "http.response.body", "body": b"two"})
+
+
+async def _sized(scope: Any, receive: Any, send: Any) -> None:
+    status = 204 if scope["path"] == "/empty" else 200
+    body = b"" if status == 204 else b'{"echo": "%s"}' % scope["path"].encode()
+    headers = [(b"content-type", b"application/json")]
+    if status != 204:
+        headers.append((b"content-length", str(len(body)).encode()))
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+
+
+async def _fails_first(scope: Any, receive: Any, send: Any) -> None:
+    raise RuntimeError("before answering")
+
+
+async def _answers_nothing(scope: Any, receive: Any, send: Any) -> None:
+    return None
+
+
+async def _fails_after_answering(scope: Any, receive: Any, send: Any) -> None:
+    await _sized(scope, receive, send)
+    raise RuntimeError("after answering")
+
+
+async def _fails_half_way(scope: Any, receive: Any, send: Any) -> None:
+    await send({"type": "http.response.start", "status": 200,
+                "headers": [(b"content-length", b"10")]})
+    await send({"type": "http.response.body", "body": b"12345", "more_body": True})
+    raise RuntimeError("half-way")
+
+
+@pytest.mark.parametrize("app", [_chunked, _sized, _fails_first, _answers_nothing,
+                                 _fails_half_way, _fails_after_answering],
+                         ids=lambda app: app.__name__)
+@pytest.mark.parametrize("method", ["GET", "HEAD", "POST"])
+def test_direct_transport_sends_what_uvicorn_sends(raw_server: MockServer, app: Any,
+                                                  method: str) -> None:
+    """The session server's uvicorn and DirectTransport, given the same app and request, give
+    the client the same answer: status, headers in order (the date's value apart), body (none
+    to HEAD, none for 204), chunked framing when the app gives no length, uvicorn's own 500,
+    a closed connection (RemoteProtocolError) when the app fails half-way."""
+    raw_server.dispatch.target = app
+    outcomes = []
+    # The app itself, not the plugin's dispatch in front of it: what it raises reaches the
+    # transport as it reaches uvicorn.
+    direct = DirectTransport(app, httpx.URL(raw_server.base_url), httpx.HTTPTransport())
+    for transport in (httpx.HTTPTransport, lambda: direct):
+        for path in ("/a%20b", "/empty"):  # a connection each (a failure may close one)
+            with httpx.Client(base_url=raw_server.base_url, transport=transport()) as client:
+                try:
+                    response = client.request(method, path, content=b"body")
+                except (httpx.RemoteProtocolError, httpx.ReadError):
+                    # The server closed the connection (a reset, when it had unread bytes).
+                    outcomes.append((path, "connection lost"))
+                    continue
+                outcomes.append((path, response.status_code, response.content, [
+                    (k, "<date>" if k == "date" else v)
+                    for k, v in response.headers.multi_items()]))
+    raw_server.dispatch.errors.clear()
+    assert outcomes[:2] == outcomes[2:]
+
+
+@pytest.fixture(scope="module")
+def raw_server() -> Iterator[MockServer]:
+    """The plugin's session server, serving whatever app a test sets."""
+    server = MockServer()
+    yield server
+    server.stop()

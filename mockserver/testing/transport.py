@@ -97,13 +97,14 @@ def _scope(request: httpx.Request, server: tuple[str, int]) -> dict[str, Any]:
         "scheme": "http", "method": request.method, "root_path": "",
         "path": url.path, "raw_path": raw_path, "query_string": query,
         "headers": [(name.lower(), value) for name, value in request.headers.raw],
+        "state": {},
     }
 
 
 async def _serve(app: Any, scope: dict[str, Any],
                  body: bytes) -> tuple[int, list[tuple[bytes, bytes]], bytes]:
     """Status, headers and body of what uvicorn would send for this call of `app`: its
-    `server` and `date` headers first, its own 500 when the app answers nothing (or fails
+    `date` and `server` headers first, chunked when the app gives no length, no body for HEAD, its own 500 when the app answers nothing (or fails
     before answering); ConnectionDropped when the app fails half-way or drops on purpose
     (uvicorn closes the connection)."""
     received = False
@@ -126,20 +127,23 @@ async def _serve(app: Any, scope: dict[str, Any],
             chunks.append(message.get("body", b""))
             complete = not message.get("more_body", False)
 
+    head = scope["method"] == "HEAD"  # sent in full once its headers are
     try:
         await app(scope, receive, send)
     except ConnectionDropped:
         raise
-    except Exception:
-        if start is not None:  # uvicorn closes the connection of a half-sent response
-            raise ConnectionDropped() from None
-        start = None
+    except Exception:  # uvicorn logs it; what the client gets is what was sent before
+        pass
     if start is None:
         start, chunks, complete = _SERVER_ERROR, [b"Internal Server Error"], True
-    if not complete:
+    if not complete and not head:  # uvicorn closes a half-sent response's connection
         raise ConnectionDropped()
-    headers = [(b"server", b"uvicorn"), (b"date", _date_header()), *start.get("headers", ())]
-    return start["status"], headers, b"".join(chunks)
+    status = start["status"]
+    headers = [(b"date", _date_header()), (b"server", b"uvicorn"), *start.get("headers", ())]
+    if not head and status not in (204, 304) and not any(
+            name.lower() in (b"content-length", b"transfer-encoding") for name, _ in headers):
+        headers.append((b"transfer-encoding", b"chunked"))  # uvicorn streams it in chunks
+    return status, headers, b"" if head else b"".join(chunks)
 
 
 def _response(request: httpx.Request, task: asyncio.Future[Any]) -> httpx.Response:
@@ -150,8 +154,9 @@ def _response(request: httpx.Request, task: asyncio.Future[Any]) -> httpx.Respon
             "Server disconnected without sending a complete response (injected fault)",
             request=request,
         ) from exc
-    return httpx.Response(status, headers=headers, content=content, request=request,
-                          extensions={"http_version": b"HTTP/1.1"})
+    # A stream, not `content=`: httpx would add a Content-Length the server did not send.
+    return httpx.Response(status, headers=headers, stream=httpx.ByteStream(content),
+                          request=request, extensions={"http_version": b"HTTP/1.1"})
 
 
 def _read_timeout(request: httpx.Request) -> float | None:
@@ -162,7 +167,7 @@ def _read_timeout(request: httpx.Request) -> float | None:
 class DirectTransport(httpx.BaseTransport):
     """A request to `origin` runs `app` on this thread's event loop (one per thread, made on
     first use and kept until `close`); the response is what uvicorn would send for it (the
-    scope it would build, its `server` and `date` headers, its 500 when the app fails before
+    scope it would build, its `date` and `server` headers, its 500 when the app fails before
     answering, a closed connection, `RemoteProtocolError`, when it fails half-way). The
     client's read timeout holds as on a socket: past it `httpx.ReadTimeout`, and the request
     runs on (to its end at the next call, or at `drain`), as a server goes on with a request
