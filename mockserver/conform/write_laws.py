@@ -393,7 +393,8 @@ def check_hierarchy(gate: Gate) -> None:
         if len(names) < 2 or (op.workspace_source == "path" and names[0] == "id"
                               and op.path.startswith("/v1/workspaces/")):
             continue
-        params = gate.discovery.ready(op)
+        # A record no link reached (its first parent had none): one under another parent.
+        params = gate.discovery.ready(op) or _through_parents(gate, op)
         if params is None:
             continue
         parent = names[0]

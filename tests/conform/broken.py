@@ -362,6 +362,19 @@ def events_through_any_workflow(mock: MockApp) -> None:
     mock.handlers["listWorkflowExecutionEvents"] = handler
 
 
+def note_through_any_ticket(mock: MockApp) -> None:
+    """updateTicketNote: a note edited through any ticket of the workspace, not only its own."""
+    original = mock.handlers["updateTicketNote"]
+
+    def handler(ctx: Context) -> Any:
+        note = ctx.store.get("ticket_notes", ctx.path["note_id"])
+        if note is not None and ctx.resource is not None:
+            ctx.resource = ctx.store.get("tickets", note["ticket_id"]) or ctx.resource
+        return original(ctx)
+    mock.handlers = dict(mock.handlers)
+    mock.handlers["updateTicketNote"] = handler
+
+
 async def _request_body(receive: Any) -> bytes:
     """A request's whole body, read from the ASGI `receive`."""
     chunks = []
