@@ -171,12 +171,8 @@ class Journal:
         """Keep one request (the `JournalEntry` fields but `seq` and what is filled in here);
         `header_bytes` is the request headers' size when the caller has it already. Called on
         every request: positional arguments and one tuple made, nothing else."""
-        if (body is None or len(body) <= _MAX_BODY_SHOWN) and (
-                response_body is None or len(response_body) <= _MAX_BODY_SHOWN):
-            truncated, body_size, response_size = (), 0, 0  # both kept (the common case)
-        else:
-            body, response_body, truncated, body_size, response_size = kept_bodies(
-                body, response_body)
+        body, response_body, truncated, body_size, response_size = kept_bodies(
+            body, response_body)
         # An answer equal to the previous one (a poll) is kept once: the entry shares the
         # bytes already kept, and the new copy is freed at once (its memory reused hot).
         if response_body is not None and response_body == self._last_response:
