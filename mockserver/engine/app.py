@@ -46,7 +46,7 @@ from .errors import (
 )
 from .faults import DropResponse, Faults, fault_response
 from .handlers import load_handlers
-from .journal import MAX_JOURNAL_BYTES, Journal, header_size
+from .journal import MAX_JOURNAL_BYTES, Journal
 from .pagination import CursorCodec
 from .ratelimit import RateLimiter
 from .requestlog import REQUEST_LOGGER, log_request
@@ -126,12 +126,24 @@ def _json_headers(body: bytes, extra: dict[str, str] | None = None) -> RawHeader
 MAX_HEADER_BYTES = 16_384  # inferred: common server limits are 8-16 KiB
 
 
-def _check_header_size(scope: Scope) -> None:
-    # uvicorn's httptools parser sets no limit of its own, so the pipeline enforces one.
+def _request_headers(scope: Scope) -> tuple[str | None, str | None]:
+    """The first `Authorization` and `Prefer` of the raw ASGI list, read in the one pass that
+    also measures the headers (kept in the scope: the journal counts them too) and refuses
+    them past MAX_HEADER_BYTES: uvicorn's httptools parser sets no limit of its own."""
     headers = scope["headers"]
-    size = scope["mock.header_bytes"] = header_size(headers)  # the journal counts it too
+    authorization = prefer = None
+    size = 0
+    for key, value in headers:
+        size += len(key) + len(value)
+        if key == b"authorization":
+            if authorization is None:
+                authorization = value.decode("latin-1")
+        elif key == b"prefer" and prefer is None:
+            prefer = value.decode("latin-1")
+    scope["mock.header_bytes"] = size
     if size + 4 * len(headers) > MAX_HEADER_BYTES:
         raise HeadersTooLarge(f"request headers are larger than {MAX_HEADER_BYTES} bytes")
+    return authorization, prefer
 
 
 def _header(scope: Scope, name: bytes) -> str | None:
@@ -380,14 +392,7 @@ class MockApp:
                 # Its round trip to Redis waits: for a write's append, else for its answer
                 # (with its journal entry).
                 scope["mock.view"].deferrable = True
-            _check_header_size(scope)
-            authorization = prefer = None  # the first of each, in one pass (as `_header`)
-            for key, value in scope["headers"]:
-                if key == b"authorization":
-                    if authorization is None:
-                        authorization = value.decode("latin-1")
-                elif key == b"prefer" and prefer is None:
-                    prefer = value.decode("latin-1")
+            authorization, prefer = _request_headers(scope)
             principal = state.tokens.authenticate(authorization)
             if not self.config.prefer_header:
                 prefer = None

@@ -37,15 +37,53 @@ _ENCODED_SIZE = 16384
 _encoded_count = 0
 
 
-def encoded(records: list[Record], fields: tuple[str, ...] | None) -> list[orjson.Fragment]:
-    """These records projected onto `fields` (None: all but the internal `_` fields) as
-    pre-encoded JSON for orjson."""
+def _fragment(record: Record, fields: tuple[str, ...] | None) -> orjson.Fragment:
+    shown = ({k: v for k, v in record.items() if not k.startswith("_")} if fields is None
+             else {f: record[f] for f in fields if f in record})
+    return orjson.Fragment(orjson.dumps(shown))
+
+
+def _make_room() -> None:
     global _encoded_count
+    if _encoded_count >= _ENCODED_SIZE:
+        _ENCODED.clear()
+        _SEED_ENCODED.clear()
+        _encoded_count = 0
+    _encoded_count += 1
+
+
+# Seed records (a table no layer above the seed changed) never change while their seed lives,
+# so their JSON is also kept by key, per seed table and projection: a lookup by key costs half
+# one by identity (`id()` makes an int per record). The entry holds the seed's rows mapping,
+# so its id is not reused while the entry lives. Counted in the same bound as `_ENCODED`.
+_SeedProjection = tuple[Mapping[str, Record], tuple[str, ...] | None, dict[str, orjson.Fragment]]
+_SEED_ENCODED: dict[tuple[int, int], _SeedProjection] = {}
+
+
+def encoded(records: list[Record], fields: tuple[str, ...] | None, *,
+            keys: list[str] | None = None,
+            seed_rows: Mapping[str, Record] | None = None) -> list[orjson.Fragment]:
+    """These records projected onto `fields` (None: all but the internal `_` fields) as
+    pre-encoded JSON for orjson. `keys` and `seed_rows`, when the records are the seed's
+    (`Store.seed_rows`), let them be found by key."""
+    if seed_rows is not None and keys is not None:
+        memo = _SEED_ENCODED.get((id(seed_rows), id(fields)))
+        if memo is None or memo[0] is not seed_rows or memo[1] is not fields:
+            memo = _SEED_ENCODED[(id(seed_rows), id(fields))] = (seed_rows, fields, {})
+        by_key = memo[2]
+        hits: list[Any] = [*map(by_key.get, keys)]
+        if all(hits):
+            return hits
+        for i, (key, hit) in enumerate(zip(keys, hits, strict=True)):
+            if hit is None:
+                _make_room()
+                hits[i] = by_key[key] = _fragment(records[i], fields)
+        return hits
     found = _ENCODED.get(id(fields))
     if found is None or found[0] is not fields:
         found = _ENCODED[id(fields)] = (fields, {}, {})
     table, kept = found[1], found[2]
-    hits: list[Any] = list(map(table.get, map(id, records)))
+    hits = list(map(table.get, map(id, records)))
     if all(hits):  # the common case: every record seen before (a fragment is always true)
         return hits
     out = []
@@ -53,17 +91,12 @@ def encoded(records: list[Record], fields: tuple[str, ...] | None) -> list[orjso
         if hit is not None:
             out.append(hit)
             continue
-        shown = ({k: v for k, v in record.items() if not k.startswith("_")} if fields is None
-                 else {f: record[f] for f in fields if f in record})
-        fragment = orjson.Fragment(orjson.dumps(shown))
-        if _encoded_count >= _ENCODED_SIZE:
-            _ENCODED.clear()
-            _encoded_count = 0
-            found = _ENCODED.setdefault(id(fields), (fields, {}, {}))
-            table, kept = found[1], found[2]
+        fragment = _fragment(record, fields)
+        _make_room()
+        found = _ENCODED.setdefault(id(fields), (fields, {}, {}))  # gone if room was made
+        table, kept = found[1], found[2]
         kept[id(record)] = record
         table[id(record)] = fragment
-        _encoded_count += 1
         out.append(fragment)
     return out
 
@@ -170,11 +203,16 @@ class CursorCodec:
 class Page:
     """One page of records and the sort key to continue after (None at the end)."""
 
-    __slots__ = ("items", "next_key")
+    __slots__ = ("items", "keys", "next_key", "seed_rows")
 
-    def __init__(self, items: list[Record], next_key: tuple[Any, ...] | None) -> None:
+    def __init__(self, items: list[Record], next_key: tuple[Any, ...] | None,
+                 keys: list[str] | None = None,
+                 seed_rows: Mapping[str, Record] | None = None) -> None:
         self.items = items
         self.next_key = next_key
+        # The items' keys and the seed's rows when every item is a seed record (`encoded`).
+        self.keys = keys
+        self.seed_rows = seed_rows
 
 
 def walk(
@@ -193,8 +231,9 @@ def walk(
         # Unfiltered (the common polling case): every key is a hit; take limit + 1 at once.
         # Indexes follow every write under the store lock, so each key has its record.
         taken = index.take(partition, after=after, descending=descending, count=limit + 1)
-        page = store.records(table, [key[-1] for key in taken[:limit]])
-        return Page(page, taken[limit - 1] if len(taken) > limit else None)
+        shown = [key[-1] for key in taken[:limit]]
+        return Page(store.records(table, shown), taken[limit - 1] if len(taken) > limit else None,
+                    shown, store.seed_rows(table))
     rows = store.rows(table)
     keys = index.keys(partition, after=after, descending=descending)
     items: list[Record] = []

@@ -523,6 +523,14 @@ class Store:
         get = self.get
         return [get(table, key) for key in keys]  # type: ignore[misc]
 
+    def seed_rows(self, table: str) -> Mapping[str, Record] | None:
+        """The seed's records of `table` when no layer above the seed changed it (they are
+        then the table's records, and never change while the seed lives), else None."""
+        frozen = self._frozen
+        if table in self._layer or (frozen is not None and table in frozen.records):
+            return None
+        return self._seed_tables[table]
+
     def rows(self, table: str) -> Mapping[str, Record]:
         """A read-only, live, merged key -> record view of a table (walk it under `lock`)."""
         return _Rows(self, table)
