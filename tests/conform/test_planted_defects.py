@@ -171,3 +171,17 @@ def test_the_gate_keeps_no_example_database() -> None:
     gate_.discovery = type("D", (), {"params": {}})()  # type: ignore[assignment]
     settings = build_config(gate_).projects.default.get_hypothesis_settings()
     assert settings.database is None
+
+
+def test_a_404_on_a_pinned_record_after_a_create_is_no_lost_resource() -> None:
+    """The false alarm seen once in CI: after a create, the stateful phase follows the link to
+    updateAgent, but the gate pins that operation's id to the agent discovery found, which the
+    run had deleted: a correct 404 on another record than the created one. schemathesis'
+    ensure_resource_availability failed it (seed 1 here, checked with the built-in put back);
+    the gate's wrapper reports only a 404 on the created record itself."""
+    with served(wrap=lambda app: broken.PinnedAgentDeletedOnCreate(
+            app, "ws_harborview", "ag_harbor_owner_relations")) as (url, _):
+        result = gate(url, "--max-examples", "5", "--phases", "stateful", "--checks", "none",
+                      "--allow-writes", "--include", "re:^(createAgent|getAgent|updateAgent)$")
+    assert result.counts.get("schemathesis", 0) > 0
+    assert result.violations == [], [repr(v) for v in result.violations]
