@@ -14,12 +14,12 @@ from typing import TYPE_CHECKING
 import schemathesis
 
 from .document import Document
-from .violations import ErrorShapeViolation, Exchange, severity_for
+from .violations import ErrorShapeViolation, Exchange, SchemathesisViolation, severity_for
 
 if TYPE_CHECKING:
     from ..openapi.spec import Operation
 
-__all__ = ["GATE_SCHEMAS", "error_shape_violation"]
+__all__ = ["GATE_SCHEMAS", "created_record", "error_shape_violation"]
 
 # id() of a loaded schema's raw document -> Document, for schemas the gate loaded (see the
 # module docstring). Keyed by the raw dict because filtered copies of a schema share it; the
@@ -88,3 +88,107 @@ def conform_error_shape(ctx: schemathesis.CheckContext, response: schemathesis.R
     if violation is not None:
         raise violation
     return None
+
+
+def _gate_op(case: schemathesis.Case) -> tuple[Document, Operation] | None:
+    doc = GATE_SCHEMAS.get(id(case.operation.schema.raw_schema))
+    if doc is None:
+        return None
+    op = doc.by_id.get(case.operation.definition.raw.get("operationId", ""))
+    return None if op is None else (doc, op)
+
+
+@schemathesis.check
+def conform_coverage_rejection(ctx: schemathesis.CheckContext, response: schemathesis.Response,
+                               case: schemathesis.Case) -> bool | None:
+    """negative_data_rejection for the coverage phase, judged on the request as sent.
+
+    schemathesis' own check drops a coverage case that negates one query parameter whenever
+    another query parameter of the request is valid (its `_single_element_array_becomes_valid_
+    after_serialization` treats any neutralised parameter as the mutated one when a coverage
+    case has no mutation records; schemathesis 4.32). Every operation scoped by a
+    `workspace_id` query parameter sends a valid one, so `limit=0`, `limit=101`, `limit=AAA`
+    were never reported. Here: a negative coverage case answered with anything but a
+    documented 4xx (other than 429) fails when the request that went over the wire breaks the
+    document (`wire.invalid_part`); a 5xx is left to `not_a_server_error`."""
+    from schemathesis.generation.meta import CoveragePhaseData
+
+    from .wire import invalid_part
+
+    found = _gate_op(case)
+    meta = case.meta
+    if found is None or meta is None or not isinstance(meta.phase.data, CoveragePhaseData) \
+            or not meta.generation.mode.is_negative:
+        return None
+    doc, op = found
+    status = response.status_code
+    if case.method.upper() != op.method or status >= 500 or (
+            400 <= status < 500 and status != 429 and status in doc.documented_statuses(op)):
+        return None
+    request = response.request
+    headers = {str(k): str(v) for k, v in request.headers.items()}
+    body = request.body if isinstance(request.body, bytes | str) else None
+    invalid = invalid_part(doc, op, request.method or case.method, request.url or "", headers,
+                           body)
+    if invalid is None:
+        return None
+    raise SchemathesisViolation(
+        f"Schema-violating request accepted: the request sent breaks the document at {invalid}, "
+        f"yet was answered {status}", check="negative_data_rejection",
+        operation=op.operation_id, severity=severity_for(op.provenance),
+        exchange=Exchange(method=request.method or case.method, url=request.url or "",
+                          headers=headers, body=body, status=status,
+                          response_text=response.text or ""),
+        details={"invalid_part": invalid.part, "rule": invalid.rule})
+
+
+@schemathesis.check
+def conform_resource_availability(ctx: schemathesis.CheckContext, response: schemathesis.Response,
+                                  case: schemathesis.Case) -> bool | None:
+    """schemathesis' `ensure_resource_availability`, except for the 404 the document promises.
+
+    The built-in check fails any 404 on a link followed from a successful create when every
+    parameter of the request came from the link or the configuration. The gate fixes the
+    `workspace_id` query parameter to the workspace under test, and on an id-addressed
+    operation that parameter is an override: "when given and it does not hold the resource,
+    the answer is 404". A create whose body names another workspace the token can write to
+    (schemathesis reuses values it saw in responses, such as `ws_alpine` from
+    /v1/workspaces) is then rightly answered 404 when addressed with `workspace_id` of the
+    workspace under test. That 404 is no loss: it is dropped when the created record's
+    `workspace_id` differs from the override the request sent.
+
+    Nor does the built-in check that the 404 addressed the created record at all: the gate
+    pins an operation's path ids to records discovery found, and schemathesis lets that
+    configuration win over the link's value, so after a create the link's request goes to the
+    pinned record. A 404 there (a record the run's own DELETEs removed) says nothing about the
+    create; it is dropped unless a path parameter of the request is the created record's `id`.
+    A 404 on the created record itself, in its own workspace, still fails."""
+    from schemathesis.specs.openapi.checks import ensure_resource_availability
+
+    if _gate_op(case) is None:
+        return None
+    try:
+        return ensure_resource_availability(ctx, response, case)
+    except AssertionError:
+        override = (case.query or {}).get("workspace_id")
+        parent = ctx.internals.find_parent(case_id=case.id)
+        created = ctx.internals.find_response(case_id=parent.id) if parent is not None else None
+        record = created_record(created.text if created is not None else None)
+        if record is None:
+            raise
+        addressed = {str(v) for v in (case.path_parameters or {}).values()}
+        if record.get("id") not in addressed:
+            return None  # the link's request went to another record (a pinned id)
+        if override is not None and record.get("workspace_id") not in (None, override):
+            return None  # documented: an override that does not hold the record is 404
+        raise
+
+
+def created_record(text: str | None) -> dict[str, object] | None:
+    """The record a create answered with (`{"data": {...}}`), if the body is one."""
+    try:
+        body = json.loads(text or "")
+    except ValueError:
+        return None
+    data = body.get("data") if isinstance(body, dict) else None
+    return data if isinstance(data, dict) else None

@@ -598,3 +598,45 @@ def filter_drops_items(mock: MockApp) -> None:
             return result
         return handler
     override(mock, "listTickets", wrap)
+
+
+class AgentsCreatedIn:
+    """ASGI wrapper (not a defect by itself): every agent create names `workspace` in its body.
+
+    schemathesis generates a create's `workspace_id` at random (refused 403) and only rarely
+    one the token can write to, taken from a response it saw; this makes every create land
+    in `workspace`, so that the stateful phase follows the create's links deterministically."""
+
+    def __init__(self, app: Any, workspace: str) -> None:
+        self.app, self.workspace = app, workspace
+
+    async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:
+        if scope["type"] != "http" or scope["method"] != "POST" or scope["path"] != "/v1/agents":
+            await self.app(scope, receive, send)
+            return
+        raw = await _request_body(receive)
+        try:
+            body = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            body = None
+        if isinstance(body, dict) and isinstance(body.get("workspace_id"), str):
+            raw = orjson.dumps({**body, "workspace_id": self.workspace})
+        await self.app(_with_length(scope, len(raw)), _once(raw), send)
+
+
+class PinnedAgentDeletedOnCreate(AgentsCreatedIn):
+    """A CORRECT server under a run that deleted a record: the first agent create in the
+    workspace comes after the pinned agent `pinned` was deleted (as the run's own DELETEs may
+    do), so the link from the create to `updateAgent`/`getAgent` (its id pinned by the gate to
+    `pinned`) is rightly answered 404."""
+
+    def __init__(self, app: Any, workspace: str, pinned: str) -> None:
+        super().__init__(app, workspace)
+        self.pinned, self.deleted = pinned, False
+
+    async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:
+        if not self.deleted and scope["type"] == "http" and scope["method"] == "POST" and \
+                scope["path"] == "/v1/agents":
+            self.deleted = True
+            await _internal(self.app, scope, "DELETE", f"/v1/agents/{self.pinned}")
+        await super().__call__(scope, receive, send)
