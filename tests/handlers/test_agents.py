@@ -291,3 +291,29 @@ def test_every_agent_of_the_dataset_reads_back(client: TestClient, mock: MockApp
             k for k in agent["skill_ids"] if mock.store.get("skills", k) is not None]
         for sub in ("tools", "runs", "connections"):
             assert client.get(f"/v1/agents/{agent['id']}/{sub}").status_code == 200
+
+
+@pytest.mark.parametrize("where", ["schedule", "day", "range"])
+def test_unknown_keys_in_an_autopilot_schedule_are_refused_and_nothing_is_kept(
+        client: TestClient, where: str) -> None:
+    """A schedule's nested objects are closed as every request body is (DECISIONS B11): an
+    unknown key, `_`-prefixed included, is a 400 naming it, on create and patch, and nothing
+    is stored (the mock once stored it, then its self-check refused its own answer: 500)."""
+    rng: dict[str, Any] = {"start": "09:00 AM", "end": "05:00 PM"}
+    day: dict[str, Any] = {"day": "monday", "enabled": True, "ranges": [rng]}
+    schedule: dict[str, Any] = {"timezone": "UTC", "days": [day]}
+    valid = client.post("/v1/agents", json={"workspace_id": HARBOR, "name": "Day desk",
+                                            "autopilot_schedule": schedule})
+    assert valid.status_code == 201, valid.text  # the same schedule without the extra key
+    {"schedule": schedule, "day": day, "range": rng}[where]["_extra"] = 1
+    before = client.get("/v1/agents", params={"workspace_id": HARBOR, "limit": 100}).json()
+    response = client.post("/v1/agents", json={"workspace_id": HARBOR, "name": "Night desk",
+                                                "autopilot_schedule": schedule})
+    assert response.status_code == 400, response.text
+    assert "autopilot_schedule" in response.json()["error"]
+    agent = create(client)
+    patched = client.patch(f"/v1/agents/{agent['id']}", json={"autopilot_schedule": schedule})
+    assert patched.status_code == 400, patched.text
+    assert client.get(f"/v1/agents/{agent['id']}").json()["data"] == agent
+    after = client.get("/v1/agents", params={"workspace_id": HARBOR, "limit": 100}).json()
+    assert len(after["data"]) == len(before["data"]) + 1
