@@ -375,6 +375,14 @@ def note_through_any_ticket(mock: MockApp) -> None:
     mock.handlers["updateTicketNote"] = handler
 
 
+def _json_or_none(raw: bytes) -> Any:
+    """A request body parsed as JSON, or None when it is not JSON."""
+    try:
+        return orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return None
+
+
 async def _request_body(receive: Any) -> bytes:
     """A request's whole body, read from the ASGI `receive`."""
     chunks = []
@@ -400,10 +408,7 @@ class HalfAppliedPatch:
             await self.app(scope, receive, send)
             return
         raw = await _request_body(receive)
-        try:
-            body = orjson.loads(raw)
-        except orjson.JSONDecodeError:
-            body = None
+        body = _json_or_none(raw)
         if isinstance(body, dict):
             for name, value in body.items():
                 part = orjson.dumps({name: value})
@@ -615,10 +620,7 @@ class AgentsCreatedIn:
             await self.app(scope, receive, send)
             return
         raw = await _request_body(receive)
-        try:
-            body = orjson.loads(raw)
-        except orjson.JSONDecodeError:
-            body = None
+        body = _json_or_none(raw)
         if isinstance(body, dict) and isinstance(body.get("workspace_id"), str):
             raw = orjson.dumps({**body, "workspace_id": self.workspace})
         await self.app(_with_length(scope, len(raw)), _once(raw), send)
