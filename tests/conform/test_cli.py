@@ -11,7 +11,7 @@ from mockserver.conform.cli import main
 from mockserver.standalone.cli import main as top_level_main
 
 from .conftest import WORKSPACE, WRITE, served
-from .serve import free_port
+from .serve import refused_port
 
 
 @pytest.mark.parametrize("argv, message", [
@@ -36,8 +36,9 @@ def test_usage_errors_exit_2(argv: list[str], message: str, capsys: pytest.Captu
 
 
 def test_unreachable_target_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
-    url = f"http://127.0.0.1:{free_port()}"
-    assert main(["--base-url", url, "--token", WRITE, "--rate", "0", "--quiet"]) == 2
+    with refused_port() as port:
+        assert main(["--base-url", f"http://127.0.0.1:{port}", "--token", WRITE, "--rate", "0",
+                     "--quiet"]) == 2
     assert "cannot reach" in capsys.readouterr().err
 
 
