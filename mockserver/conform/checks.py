@@ -157,12 +157,14 @@ def conform_resource_availability(ctx: schemathesis.CheckContext, response: sche
     workspace under test. That 404 is no loss: it is dropped when the created record's
     `workspace_id` differs from the override the request sent.
 
-    Nor does the built-in check that the 404 addressed the created record at all: the gate
-    pins an operation's path ids to records discovery found, and schemathesis lets that
-    configuration win over the link's value, so after a create the link's request goes to the
-    pinned record. A 404 there (a record the run's own DELETEs removed) says nothing about the
-    create; it is dropped unless a path parameter of the request is the created record's `id`.
-    A 404 on the created record itself, in its own workspace, still fails."""
+    Nor does the built-in check that the 404 addressed the created record at all. When the
+    gate pinned path ids in the stateful phase too (schemathesis lets configuration win over
+    a link's value), the request after a create went to the discovered record, and a 404
+    there (a record the run's own DELETEs removed) was reported as a lost create. The stateful
+    phase now runs without those pins (phases.py), so the link's id is the created one; a 404
+    is still dropped unless a path parameter of the request is the created record's `id`.
+    A 404 on the created record itself, in its own workspace, fails (planted defect: a create
+    that keeps nothing)."""
     from schemathesis.specs.openapi.checks import ensure_resource_availability
 
     if _gate_op(case) is None:

@@ -4,8 +4,12 @@ links) with its built-in checks and ours, against the target, and their failures
 The engine is schemathesis' (`schemathesis.engine.from_schema(schema).execute()`), driven by a
 configuration built here:
 - only selected operations; without --allow-writes only reads (GETs and the read-only searches);
-- `workspace_id` fixed to the workspace under test, and path parameters fixed to ids discovery
-  found (so generated requests reach real records rather than a wall of 404s);
+- `workspace_id` fixed to the workspace under test, and, in the examples, coverage and fuzzing
+  phases, path parameters fixed to ids discovery found (so generated requests reach real
+  records rather than a wall of 404s). The stateful phase runs apart, without those pins: a
+  configured value wins over a link's, so a pinned id sent every link's request to the
+  discovered record and never to the one a create had just made (a server losing created
+  records passed `ensure_resource_availability`);
 - one worker, and every request through the gate's `PacedAdapter` (pace, budget, 429 waits).
 """
 
@@ -65,7 +69,13 @@ def rejection_statuses(gate: Gate, op: Operation) -> list[str]:
             if 400 <= status < 500 and status != 429]
 
 
-def build_config(gate: Gate) -> schemathesis.Config:
+UNIT_PHASES = ("examples", "coverage", "fuzzing")
+
+
+def build_config(gate: Gate, *, stateful: bool = False) -> schemathesis.Config:
+    """The configuration of one engine run: the unit phases asked for (examples, coverage,
+    fuzzing), path ids pinned to discovered records; or, with `stateful`, the stateful phase
+    alone, path ids left to the links (and to generation where a step follows none)."""
     config = gate.config
     assert gate.discovery is not None
     enabled = set(READ_ONLY_CHECKS) | (set(WRITE_CHECKS) if config.allow_writes else set())
@@ -82,7 +92,10 @@ def build_config(gate: Gate) -> schemathesis.Config:
             operations.append({"include-operation-id": op.operation_id, "enabled": False})
             continue
         found = gate.discovery.params.get(op.operation_id, {})
-        path = {f"path.{k}": v for k, v in found.get("path", {}).items()}
+        # The stateful phase addresses records through the links: a pinned id would win over
+        # the link's value (schemathesis applies the configuration last), so a create's
+        # follow-up would read the discovered record instead of the created one.
+        path = {} if stateful else {f"path.{k}": v for k, v in found.get("path", {}).items()}
         if op.workspace_source == "path":
             path["path.id"] = gate.workspace
         entry: dict[str, Any] = {
@@ -102,9 +115,17 @@ def build_config(gate: Gate) -> schemathesis.Config:
         "headers": {"Authorization": f"Bearer {config.token}"},
         "workers": 1,
         "request-timeout": config.request_timeout,
-        "parameters": {"query.workspace_id": gate.workspace},
-        "phases": {name: {"enabled": name in config.phases}
-                   for name in ("examples", "coverage", "fuzzing", "stateful")},
+        "parameters": {"query.workspace_id": gate.workspace,
+                       # A create names its workspace in the body (createAgent, createSkill
+                       # ...): in the stateful phase it is the workspace under test, so that
+                       # creates succeed there and their links lead to the created records
+                       # (generated, it was refused 403, or took a workspace seen in a
+                       # response, writing outside the workspace under test). The unit phases
+                       # keep generating it: their negative cases mutate it.
+                       **({"body.workspace_id": gate.workspace} if stateful else {})},
+        "phases": {name: {"enabled": name in config.phases
+                          and (name == "stateful") == stateful}
+                   for name in (*UNIT_PHASES, "stateful")},
         # No example database: a run depends on its seed alone. Hypothesis' default keeps
         # failing examples in ./.hypothesis and replays them first in later runs (and in
         # other processes sharing the directory, such as xdist workers), so the same seed
@@ -118,8 +139,9 @@ def build_config(gate: Gate) -> schemathesis.Config:
     return schemathesis.Config.from_dict(data)
 
 
-def load_schema(gate: Gate) -> Any:
-    return schemathesis.openapi.from_path(gate.doc.path, config=build_config(gate))
+def load_schema(gate: Gate, *, stateful: bool = False) -> Any:
+    return schemathesis.openapi.from_path(gate.doc.path,
+                                          config=build_config(gate, stateful=stateful))
 
 
 @contextlib.contextmanager
@@ -153,13 +175,22 @@ def _paced_sessions(gate: Gate, on_exhausted: Any) -> Iterator[None]:
 
 
 def run_phases(gate: Gate) -> None:
-    if not gate.config.phases:
-        return
-    schema = load_schema(gate)
+    """The unit phases asked for in one engine run (ids pinned), then the stateful phase in
+    another (ids from the links); a failure both runs find is reported once."""
+    seen: set[tuple[str, str, str]] = set()
+    runs = [stateful for stateful in (False, True)
+            if any((name == "stateful") == stateful for name in gate.config.phases)]
+    for stateful in runs:
+        if gate.stopped:
+            return
+        _run_engine(gate, seen, stateful=stateful)
+
+
+def _run_engine(gate: Gate, seen: set[tuple[str, str, str]], *, stateful: bool) -> None:
+    schema = load_schema(gate, stateful=stateful)
     key = id(schema.raw_schema)
     gate_checks.GATE_SCHEMAS[key] = gate.doc
     stream = from_schema(schema).execute()
-    seen: set[tuple[str, str, str]] = set()
 
     def stop() -> None:
         gate.stopped = f"request budget of {gate.config.max_requests} reached"

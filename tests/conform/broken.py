@@ -216,6 +216,18 @@ def write_not_visible(mock: MockApp) -> None:
     override(mock, "updateSkill", wrap)
 
 
+def create_keeps_nothing(mock: MockApp) -> None:
+    """createAgent answers 201 with the new agent, its id included, but keeps nothing: a GET,
+    PATCH or DELETE on that id answers 404."""
+    def wrap(original: Handler) -> Handler:
+        def handler(ctx: Context) -> Any:
+            result = original(ctx)
+            ctx.store.delete("agents", result["data"]["id"])
+            return result
+        return handler
+    override(mock, "createAgent", wrap)
+
+
 def drop_required_field(mock: MockApp) -> None:
     """getSkill: the response lacks a required property (a schema violation)."""
     def wrap(original: Handler) -> Handler:

@@ -28,6 +28,9 @@ class Defect:
 
 QUICK = ["--phases", "none"]
 STATE = ["--phases", "none", "--allow-writes", "--checks", "state"]
+# The stateful phase alone, on agents: creates, and the reads and writes their links lead to.
+AGENT_LINKS = ["--phases", "stateful", "--checks", "none", "--allow-writes",
+               "--include", "re:^(createAgent|getAgent|updateAgent)$"]
 
 DEFECTS = [
     Defect("duplicate item across pages", [*QUICK, "--include", "listSkills"],
@@ -76,6 +79,8 @@ DEFECTS = [
     Defect("response misses a required property",
            ["--phases", "examples,fuzzing", "--checks", "none", "--include", "getSkill"],
            {"response_schema_conformance"}, plant=broken.drop_required_field),
+    Defect("create keeps nothing", AGENT_LINKS, {"ensure_resource_availability"},
+           plant=broken.create_keeps_nothing),
 ]
 
 
@@ -97,7 +102,8 @@ def test_the_correct_mock_passes_the_same_targeted_runs() -> None:
     """The targeted runs above fail because of the defect, not because of the run."""
     with served() as (url, _):
         for args in ([*QUICK, "--include", "listSkills"], STATE,
-                     [*QUICK, "--include", "re:^(listSkills|getSkill)$", "--foreign-token", OTHER]):
+                     [*QUICK, "--include", "re:^(listSkills|getSkill)$", "--foreign-token", OTHER],
+                     AGENT_LINKS):
             result = gate(url, *args)
             assert result.errors == [], [repr(v) for v in result.errors]
 
@@ -174,11 +180,12 @@ def test_the_gate_keeps_no_example_database() -> None:
 
 
 def test_a_404_on_a_pinned_record_after_a_create_is_no_lost_resource() -> None:
-    """The false alarm seen once in CI: after a create, the stateful phase follows the link to
-    updateAgent, but the gate pins that operation's id to the agent discovery found, which the
-    run had deleted: a correct 404 on another record than the created one. schemathesis'
-    ensure_resource_availability failed it (seed 1 here, checked with the built-in put back);
-    the gate's wrapper reports only a 404 on the created record itself."""
+    """The false alarm seen once in CI: after a create, the stateful phase followed the link to
+    updateAgent, but the gate pinned that operation's id to the agent discovery found, which
+    the run had deleted: a correct 404 on another record than the created one. schemathesis'
+    ensure_resource_availability failed it (seed 1 here). The stateful phase no longer pins
+    path ids (the link's request goes to the created agent: no 404 even with the built-in check
+    put back, seeds 1-3), and the gate's wrapper reports only a 404 on the created record."""
     with served(wrap=lambda app: broken.PinnedAgentDeletedOnCreate(
             app, "ws_harborview", "ag_harbor_owner_relations")) as (url, _):
         result = gate(url, "--max-examples", "5", "--phases", "stateful", "--checks", "none",
