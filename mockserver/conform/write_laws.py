@@ -1,7 +1,8 @@
 """Laws over writes (only with --allow-writes), derived from the document for every operation
 they apply to:
 
-- read-your-writes: after every PATCH the next read shows each patched field;
+- read-your-writes: after every PATCH the next read shows each patched field; after a
+  create, its record reads back through its GET with the fields sent;
 - deletes stick: after every DELETE the next read is 404 and a second delete is 404;
 - body defaults: a property a request body documents a default for, when omitted, is
   recorded with that default (a create's `enabled`, an escalation resolved as `resolved`);
@@ -299,9 +300,44 @@ def check_creates(gate: Gate) -> None:
                       f"{created.status}; defaults and deletes not checked")
             continue
         _check_body_defaults(gate, op, body, data, created)
+        _check_create_visible(gate, op, body, data, created)
         deleter = _deleter(gate, op)
         if deleter is not None:
             _check_delete_sticks(gate, deleter, item_key(data))
+
+
+def _record_getter(gate: Gate, create: Operation) -> Operation | None:
+    """The GET of one record of the collection `create` adds to (`/v1/agents/{id}`)."""
+    for op in gate.doc.operations:
+        if op.method == "GET" and op.path.startswith(create.path + "/{") \
+                and op.path.count("/") == create.path.count("/") + 1:
+            return op
+    return None
+
+
+def _check_create_visible(gate: Gate, op: Operation, sent: dict[str, Any], data: dict[str, Any],
+                          exchange: Exchange) -> None:
+    """Read-your-writes for a create: the record it answered with reads back through its GET,
+    with each sent field the answer showed as sent."""
+    getter = _record_getter(gate, op)
+    key = item_key(data)
+    if getter is None or key is None:
+        return
+    name = re.findall(r"\{([^}]+)\}", getter.path)[-1]
+    read = gate.call(getter, path_params={name: key})
+    gate.count("laws")
+    if read.status != getter.success_status:
+        _fail(gate, op, "law_read_your_writes",
+              f"the record just created ({exchange.status}, {name}={key}) reads "
+              f"{read.status} on {getter.operation_id}", read)
+        return
+    shown = _data(read)
+    stale = {n: (shown or {}).get(n) for n, v in sent.items()
+             if data.get(n) == v and (not isinstance(shown, dict) or shown.get(n) != v)}
+    if stale:
+        _fail(gate, op, "law_read_your_writes",
+              f"the read of the record just created ({name}={key}) does not show the created "
+              f"field(s) {sorted(stale)} (reads {stale})", read)
 
 
 def _create_query(gate: Gate, op: Operation) -> dict[str, Any]:

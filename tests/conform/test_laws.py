@@ -51,6 +51,8 @@ LAW_DEFECTS = [
     Defect("refused create stored anyway",
            [*WRITES, "--include", "re:^(createAgent|deleteAgent)$"], {"law_failed_write"},
            wrap=broken.RecordOnRefusedCreate),
+    Defect("created record not kept", [*WRITES, "--include", "re:^(createAgent|deleteAgent)$"],
+           {"law_read_your_writes"}, plant=broken.create_keeps_nothing),
     Defect("delete does not stick", [*WRITES, "--include", "re:^(createAgent|deleteAgent)$"],
            {"law_delete_sticks"}, plant=broken.delete_does_not_stick),
 ]
