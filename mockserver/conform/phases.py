@@ -187,6 +187,8 @@ def run_phases(gate: Gate) -> None:
 
 
 def _run_engine(gate: Gate, seen: set[tuple[str, str, str]], *, stateful: bool) -> None:
+    gate.progress("schemathesis " + ("stateful phase (ids from the links)" if stateful else
+                                     "unit phases (ids pinned to discovered records)"))
     schema = load_schema(gate, stateful=stateful)
     key = id(schema.raw_schema)
     gate_checks.GATE_SCHEMAS[key] = gate.doc
@@ -205,6 +207,9 @@ def _run_engine(gate: Gate, seen: set[tuple[str, str, str]], *, stateful: bool) 
 
 
 def _on_event(gate: Gate, event: Any, seen: set[tuple[str, str, str]]) -> None:
+    if isinstance(event, (events.PhaseStarted, events.PhaseFinished)) \
+            and not event.phase.is_enabled:
+        return  # a phase this engine run leaves to the other (or one not asked for)
     if isinstance(event, events.PhaseStarted):
         gate.phase_started = time.monotonic()
         gate.progress(f"schemathesis phase {event.phase.name.value}")

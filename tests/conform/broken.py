@@ -621,8 +621,10 @@ class AgentsCreatedIn:
     """ASGI wrapper (not a defect by itself): every agent create names `workspace` in its body.
 
     schemathesis generates a create's `workspace_id` at random (refused 403) and only rarely
-    one the token can write to, taken from a response it saw; this makes every create land
-    in `workspace`, so that the stateful phase follows the create's links deterministically."""
+    one the token can write to, taken from a response it saw; this made every create land in
+    `workspace`, so that the stateful phase followed the create's links deterministically.
+    The gate now fixes a body's `workspace_id` in its stateful phase itself (DECISIONS F8);
+    this still makes sure of it for a test that depends on it."""
 
     def __init__(self, app: Any, workspace: str) -> None:
         self.app, self.workspace = app, workspace
