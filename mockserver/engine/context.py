@@ -142,12 +142,11 @@ class Context:
             render = self.operation.data_schema
         if isinstance(render, str):
             # Encoded once per record version and schema (pagination.encoded), not per request.
-            items: list[Any] = encoded(found.items, self.services.fields(render),
-                                       keys=found.keys, seed_rows=found.seed_rows)
+            items: list[Any] = encoded(found.items, self.services.fields(render), found)
         elif render is not None:
             items = [render(r) for r in found.items]
         else:  # records as stored, less their internal (`_`) fields
-            items = encoded(found.items, None, keys=found.keys, seed_rows=found.seed_rows)
+            items = encoded(found.items, None, found)
         next_cursor = self.services.cursors.encode(fp, found.next_key) if found.next_key else None
         envelope = {"data": items, "next_cursor": next_cursor, "has_more": next_cursor is not None}
         if extra:

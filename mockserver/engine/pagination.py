@@ -14,27 +14,40 @@ import binascii
 import contextlib
 import hashlib
 import hmac
-from collections.abc import Callable, Mapping
+import threading
+import weakref
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import orjson
 
 from .errors import BadRequest
-from .store import Index, Record, Store
+from .store import Index, Record, SeedBucket, Store
 
 __all__ = ["CursorCodec", "Page", "encoded", "fingerprint", "walk"]
 
-# JSON of records as sent, per projection (the fields tuple, or None: all but `_` fields),
-# by record identity: records are never mutated (a write replaces the dict), so a record on a
-# polled page is encoded once, not per request. A projection's entry holds its fields tuple,
-# its fragments by record id, and beside them the records themselves, so no id is reused while
-# the entry lives (even for a request still holding an entry just dropped): an id found is the
-# record's, and a page of hits costs two lookups per record. Bounded in all: past the bound
-# everything is dropped at once (rare; it costs one encoding per record shown afterwards).
+# JSON of records as sent, per projection (the fields tuple, or None: all but `_` fields).
+#
+# Seed pages (a table no layer above the seed changed): per seed bucket and projection, a list
+# aligned with the bucket's records (`SeedBucket.encoded`), filled as records are shown, so a
+# page's JSON is a slice of it. Other records, by identity: records are never mutated (a write
+# replaces the dict), so a record on a polled page is encoded once, not per request. A
+# projection's entry holds its fields tuple, its fragments by record id, and beside them the
+# records themselves, so no id is reused while the entry lives (even for a request still
+# holding an entry just dropped): an id found is the record's.
+#
+# Bounded in all: past `_ENCODED_SIZE` fragments made, or `_ALIGNED_SLOTS` aligned slots
+# allocated, everything is dropped at once (rare; it costs one encoding per record shown
+# afterwards).
 _Projection = tuple[tuple[str, ...] | None, dict[int, orjson.Fragment], dict[int, Record]]
 _ENCODED: dict[int, _Projection] = {}
 _ENCODED_SIZE = 16384
 _encoded_count = 0
+_ALIGNED_SLOTS = 1 << 20  # list slots (8 bytes each) of every aligned list together
+_aligned_slots = 0
+# The buckets holding aligned lists, weakly (a seed replaced by `load` goes with its lists).
+_ALIGNED: dict[int, weakref.ref[SeedBucket]] = {}
+_ALIGNED_LOCK = threading.Lock()
 
 
 def _fragment(record: Record, fields: tuple[str, ...] | None) -> orjson.Fragment:
@@ -43,47 +56,90 @@ def _fragment(record: Record, fields: tuple[str, ...] | None) -> orjson.Fragment
     return orjson.Fragment(orjson.dumps(shown))
 
 
+def _drop_aligned() -> None:
+    global _aligned_slots
+    with _ALIGNED_LOCK:
+        for ref in list(_ALIGNED.values()):
+            bucket = ref()
+            if bucket is not None:
+                bucket.encoded.clear()
+        _ALIGNED.clear()
+        _aligned_slots = 0
+
+
 def _make_room() -> None:
     global _encoded_count
     if _encoded_count >= _ENCODED_SIZE:
         _ENCODED.clear()
-        _SEED_ENCODED.clear()
+        _drop_aligned()
         _encoded_count = 0
     _encoded_count += 1
 
 
-# Seed records (a table no layer above the seed changed) never change while their seed lives,
-# so their JSON is also kept by key, per seed table and projection: a lookup by key costs half
-# one by identity (`id()` makes an int per record). The entry holds the seed's rows mapping,
-# so its id is not reused while the entry lives. Counted in the same bound as `_ENCODED`.
-_SeedProjection = tuple[Mapping[str, Record], tuple[str, ...] | None, dict[str, orjson.Fragment]]
-_SEED_ENCODED: dict[tuple[int, int], _SeedProjection] = {}
+def _aligned(bucket: SeedBucket, fields: tuple[str, ...] | None) -> list[Any] | None:
+    """The bucket's aligned list of fragments for this projection (made empty if it has
+    none), or None when a bucket that large would not fit the bound."""
+    global _aligned_slots
+    size = len(bucket)
+    if size > _ALIGNED_SLOTS:
+        return None
+    if _aligned_slots + size > _ALIGNED_SLOTS:
+        _drop_aligned()
+    with _ALIGNED_LOCK:
+        found = bucket.encoded.get(id(fields))
+        if found is not None and found[0] is fields:
+            return found[1]
+        fragments: list[Any] = [None] * size
+        bucket.encoded[id(fields)] = (fields, fragments)
+        _ALIGNED[id(bucket)] = weakref.ref(bucket)
+        _aligned_slots += size
+        return fragments
 
 
-def encoded(records: list[Record], fields: tuple[str, ...] | None, *,
-            keys: list[str] | None = None,
-            seed_rows: Mapping[str, Record] | None = None) -> list[orjson.Fragment]:
-    """These records projected onto `fields` (None: all but the internal `_` fields) as
-    pre-encoded JSON for orjson. `keys` and `seed_rows`, when the records are the seed's
-    (`Store.seed_rows`), let them be found by key."""
-    if seed_rows is not None and keys is not None:
-        memo = _SEED_ENCODED.get((id(seed_rows), id(fields)))
-        if memo is None or memo[0] is not seed_rows or memo[1] is not fields:
-            memo = _SEED_ENCODED[(id(seed_rows), id(fields))] = (seed_rows, fields, {})
-        by_key = memo[2]
-        hits: list[Any] = [*map(by_key.get, keys)]
-        if all(hits):
-            return hits
-        for i, (key, hit) in enumerate(zip(keys, hits, strict=True)):
-            if hit is None:
-                _make_room()
-                hits[i] = by_key[key] = _fragment(records[i], fields)
+def _encoded_seed(page: Page, bucket: SeedBucket, records: list[Record],
+                  fields: tuple[str, ...] | None) -> list[orjson.Fragment] | None:
+    aligned = bucket.encoded.get(id(fields))
+    fragments = (aligned[1] if aligned is not None and aligned[0] is fields
+                 else _aligned(bucket, fields))
+    if fragments is None:
+        return None
+    at = page.at
+    positions: Iterable[int]
+    if type(at) is tuple:
+        start, stop = at
+        hits = fragments[start:stop]
+        if page.descending:
+            hits.reverse()
+            positions = range(stop - 1, start - 1, -1)
+        else:
+            positions = range(start, stop)
+    else:
+        assert isinstance(at, list)
+        hits = [fragments[i] for i in at]
+        positions = at
+    if all(hits):  # a fragment is always true
         return hits
+    for i, (position, hit) in enumerate(zip(positions, hits, strict=True)):
+        if hit is None:
+            _make_room()
+            hits[i] = fragments[position] = _fragment(records[i], fields)
+    return hits
+
+
+def encoded(records: list[Record], fields: tuple[str, ...] | None,
+            page: Page | None = None) -> list[orjson.Fragment]:
+    """These records projected onto `fields` (None: all but the internal `_` fields) as
+    pre-encoded JSON for orjson. `page`, when `records` are its items, lets a page of seed
+    records be found by position in its seed bucket."""
+    if page is not None and page.bucket is not None:
+        seed = _encoded_seed(page, page.bucket, records, fields)
+        if seed is not None:
+            return seed
     found = _ENCODED.get(id(fields))
     if found is None or found[0] is not fields:
         found = _ENCODED[id(fields)] = (fields, {}, {})
     table, kept = found[1], found[2]
-    hits = list(map(table.get, map(id, records)))
+    hits: list[Any] = list(map(table.get, map(id, records)))
     if all(hits):  # the common case: every record seen before (a fragment is always true)
         return hits
     out = []
@@ -201,18 +257,21 @@ class CursorCodec:
 
 
 class Page:
-    """One page of records and the sort key to continue after (None at the end)."""
+    """One page of records and the sort key to continue after (None at the end). A page of
+    seed records also names its seed bucket and where its items are in it (`at`): a
+    `(start, stop)` span (walked down when `descending`) or a list of positions."""
 
-    __slots__ = ("items", "keys", "next_key", "seed_rows")
+    __slots__ = ("at", "bucket", "descending", "items", "next_key")
 
     def __init__(self, items: list[Record], next_key: tuple[Any, ...] | None,
-                 keys: list[str] | None = None,
-                 seed_rows: Mapping[str, Record] | None = None) -> None:
+                 bucket: SeedBucket | None = None,
+                 at: tuple[int, int] | list[int] | None = None,
+                 descending: bool = False) -> None:
         self.items = items
         self.next_key = next_key
-        # The items' keys and the seed's rows when every item is a seed record (`encoded`).
-        self.keys = keys
-        self.seed_rows = seed_rows
+        self.bucket = bucket
+        self.at = at
+        self.descending = descending
 
 
 def walk(
@@ -227,23 +286,48 @@ def walk(
     where: Callable[[Record], bool] | None = None,
 ) -> Page:
     """Up to `limit` matching records after the key `after`, and whether more follow."""
+    bucket = index.seed_bucket(partition)
+    if bucket is not None:
+        # The table is the seed's (the common case): positions in the bucket's flat lists.
+        records = bucket.records
+        at = bucket.position(after, descending)
+        if where is None:
+            if descending:
+                start = at - limit if at > limit else 0
+                items = records[start:at]
+                items.reverse()
+                return Page(items, bucket.sort_keys[start] if start else None,
+                            bucket, (start, at), True)
+            stop = at + limit
+            if stop < len(records):
+                return Page(records[at:stop], bucket.sort_keys[stop - 1], bucket, (at, stop))
+            return Page(records[at:], None, bucket, (at, len(records)))
+        shown: list[Record] = []
+        positions: list[int] = []
+        for i in range(at - 1, -1, -1) if descending else range(at, len(records)):
+            record = records[i]
+            if where(record):
+                if len(shown) == limit:
+                    return Page(shown, bucket.sort_keys[positions[-1]], bucket, positions)
+                shown.append(record)
+                positions.append(i)
+        return Page(shown, None, bucket, positions)
     if where is None:
-        # Unfiltered (the common polling case): every key is a hit; take limit + 1 at once.
-        # Indexes follow every write under the store lock, so each key has its record.
+        # Unfiltered: every key is a hit; take limit + 1 at once. Indexes follow every
+        # write under the store lock, so each key has its record.
         taken = index.take(partition, after=after, descending=descending, count=limit + 1)
-        shown = [key[-1] for key in taken[:limit]]
-        return Page(store.records(table, shown), taken[limit - 1] if len(taken) > limit else None,
-                    shown, store.seed_rows(table))
+        return Page(store.records(table, [key[-1] for key in taken[:limit]]),
+                    taken[limit - 1] if len(taken) > limit else None)
     rows = store.rows(table)
     keys = index.keys(partition, after=after, descending=descending)
-    items: list[Record] = []
+    items = []
     last_key: tuple[Any, ...] | None = None
     for key in keys:
-        record = rows.get(key[-1])
-        if record is None or (where is not None and not where(record)):
+        row = rows.get(key[-1])
+        if row is None or not where(row):
             continue
         if len(items) == limit:
             return Page(items, last_key)
-        items.append(record)
+        items.append(row)
         last_key = key
     return Page(items, None)

@@ -25,6 +25,7 @@ import hashlib
 import heapq
 import itertools
 import threading
+from bisect import bisect_left, bisect_right
 from collections.abc import (
     Callable,
     ItemsView,
@@ -41,7 +42,7 @@ from sortedcontainers import SortedList
 
 from .clock import Clock, format_timestamp
 
-__all__ = ["Base", "Index", "Record", "Seed", "Snapshot", "Store"]
+__all__ = ["Base", "Index", "Record", "Seed", "SeedBucket", "Snapshot", "Store"]
 
 Record = Mapping[str, Any]
 IndexId = tuple[str, tuple[str, ...], tuple[str, ...]]
@@ -70,18 +71,17 @@ def _sort_value(value: Any) -> tuple[int, Any]:
     return (0, value)
 
 
-class SortedIndex:
-    """Sort keys of some records of one table, partitioned by some fields and sorted by others,
-    then by key. A partition field whose value is a list puts the record in one partition per
-    element (a user belongs to several workspaces). The storage under `Index` views."""
+class _Shape:
+    """What an index is over: a table's key field, its partition fields (a field whose value
+    is a list puts the record in one partition per element: a user belongs to several
+    workspaces) and its sort fields (then the key)."""
 
-    __slots__ = ("key_field", "order_fields", "partition_fields", "parts")
+    __slots__ = ("key_field", "order_fields", "partition_fields")
 
     def __init__(self, key_field: str, partition: Sequence[str], order: Sequence[str]) -> None:
         self.key_field = key_field
         self.partition_fields = tuple(partition)
         self.order_fields = tuple(order)
-        self.parts: dict[tuple[Any, ...], SortedList] = {}
 
     def sort_key(self, record: Record) -> tuple[Any, ...]:
         return (*(_sort_value(record.get(f)) for f in self.order_fields), record[self.key_field])
@@ -93,6 +93,17 @@ class SortedIndex:
             values = value if isinstance(value, list) else [value]
             parts = [(*p, v) for p in parts for v in values]
         return parts
+
+
+class SortedIndex(_Shape):
+    """Sort keys of some records of one table, partitioned and sorted (one `SortedList` per
+    partition): the indexes of a frozen delta and of a store's layer, which follow writes."""
+
+    __slots__ = ("parts",)
+
+    def __init__(self, key_field: str, partition: Sequence[str], order: Sequence[str]) -> None:
+        super().__init__(key_field, partition, order)
+        self.parts: dict[tuple[Any, ...], SortedList] = {}
 
     def add(self, record: Record) -> None:
         key = self.sort_key(record)
@@ -110,15 +121,6 @@ class SortedIndex:
                 bucket.discard(key)
 
     @staticmethod
-    def bucket_take(bucket: SortedList, after: tuple[Any, ...] | None, descending: bool,
-                    count: int) -> list[tuple[Any, ...]]:
-        if descending:
-            stop = len(bucket) if after is None else bucket.bisect_left(after)
-            return bucket[max(0, stop - count):stop][::-1]
-        start = 0 if after is None else bucket.bisect_right(after)
-        return bucket[start:start + count]
-
-    @staticmethod
     def bucket_keys(bucket: SortedList, after: tuple[Any, ...] | None,
                     descending: bool) -> Iterator[tuple[Any, ...]]:
         if after is None:
@@ -126,6 +128,92 @@ class SortedIndex:
         if descending:
             return bucket.irange(maximum=after, inclusive=(True, False), reverse=True)
         return bucket.irange(minimum=after, inclusive=(False, True))
+
+
+class SeedBucket:
+    """One partition of a seed index, never written: flat lists aligned position by position
+    in ascending sort order, the sort keys (bisected for a cursor) and the records. A page of
+    a table no layer changed is a bisection (none without a cursor) and slices of them.
+    `encoded` is pagination's: per projection, the records' JSON aligned with them (filled
+    lazily, dropped under its memory bound)."""
+
+    __slots__ = ("__weakref__", "encoded", "records", "sort_keys")
+
+    def __init__(self, sort_keys: list[tuple[Any, ...]], records: list[Record]) -> None:
+        self.sort_keys = sort_keys
+        self.records = records
+        self.encoded: dict[int, tuple[Any, list[Any]]] = {}
+
+    def __len__(self) -> int:
+        return len(self.sort_keys)
+
+    def position(self, after: tuple[Any, ...] | None, descending: bool) -> int:
+        """Where a walk after `after` starts: ascending, the first position past it;
+        descending, the position just past the first one to take (walking down from it)."""
+        if after is None:
+            return len(self.sort_keys) if descending else 0
+        if descending:
+            return bisect_left(self.sort_keys, after)
+        return bisect_right(self.sort_keys, after)
+
+    def take(self, after: tuple[Any, ...] | None, descending: bool,
+             count: int) -> list[tuple[Any, ...]]:
+        """Up to `count` sort keys strictly after `after`, in walking order."""
+        at = self.position(after, descending)
+        if descending:
+            return self.sort_keys[max(0, at - count):at][::-1]
+        return self.sort_keys[at:at + count]
+
+    def keys(self, after: tuple[Any, ...] | None,
+             descending: bool) -> Iterator[tuple[Any, ...]]:
+        """The sort keys strictly after `after`, in walking order (lazily)."""
+        at = self.position(after, descending)
+        sort_keys = self.sort_keys
+        if descending:
+            return map(sort_keys.__getitem__, range(at - 1, -1, -1))
+        if at == 0:
+            return iter(sort_keys)
+        return map(sort_keys.__getitem__, range(at, len(sort_keys)))
+
+
+_EMPTY_BUCKET = SeedBucket([], [])
+
+
+class SeedIndex(_Shape):
+    """A seed's index: one `SeedBucket` per partition, built once by sorting (the seed never
+    changes, so nothing is ever inserted into it)."""
+
+    __slots__ = ("parts",)
+
+    def __init__(self, key_field: str, partition: Sequence[str], order: Sequence[str],
+                 records: Iterable[Record]) -> None:
+        super().__init__(key_field, partition, order)
+        keys: dict[tuple[Any, ...], list[tuple[Any, ...]]] = {}
+        rows: dict[tuple[Any, ...], list[Record]] = {}
+        sort_key = self.sort_key
+        single = len(self.partition_fields) == 1 and self.partition_fields[0]
+        for record in records:
+            key = sort_key(record)
+            if single:
+                value = record.get(single)
+                parts = [(v,) for v in value] if isinstance(value, list) else [(value,)]
+            else:
+                parts = self.partitions(record)
+            for part in parts:
+                found = keys.get(part)
+                if found is None:
+                    keys[part] = [key]
+                    rows[part] = [record]
+                else:
+                    found.append(key)
+                    rows[part].append(record)
+        self.parts: dict[tuple[Any, ...], SeedBucket] = {}
+        for part, unsorted in keys.items():
+            records_of = rows.pop(part)
+            order_of = sorted(range(len(unsorted)), key=unsorted.__getitem__)
+            self.parts[part] = SeedBucket([unsorted[i] for i in order_of],
+                                          [records_of[i] for i in order_of])
+            keys[part] = []  # let the unsorted list go as we go
 
 
 def _build_index(ident: IndexId, key_field: str,
@@ -152,22 +240,22 @@ class Seed:
         self.tables: dict[str, Mapping[str, Record]] = dict(tables)
         for name in self.key_fields:
             self.tables.setdefault(name, {})
-        self._indexes: dict[IndexId, SortedIndex] = {}
+        self._indexes: dict[IndexId, SeedIndex] = {}
         self._lock = threading.Lock()
 
     @property
     def seed(self) -> Seed:
         return self
 
-    def index(self, ident: IndexId) -> SortedIndex:
+    def index(self, ident: IndexId) -> SeedIndex:
         index = self._indexes.get(ident)
         if index is None:
             with self._lock:
                 index = self._indexes.get(ident)
                 if index is None:
-                    table = ident[0]
-                    index = _build_index(ident, self.key_fields[table],
-                                         self.tables[table].values())
+                    table, partition, order = ident
+                    index = SeedIndex(self.key_fields[table], partition, order,
+                                      self.tables[table].values())
                     self._indexes[ident] = index
         return index
 
@@ -241,6 +329,17 @@ class Index:
     def sort_key(self, record: Record) -> tuple[Any, ...]:
         return (*(_sort_value(record.get(f)) for f in self.order_fields), record[self.key_field])
 
+    def seed_bucket(self, partition: tuple[Any, ...]) -> SeedBucket | None:
+        """The seed's bucket of a partition when no layer above the seed changed the table
+        (its records are then the partition's, in order, and never change while the seed
+        lives; an empty bucket if the seed has none), else None."""
+        store = self._store
+        table = self._ident[0]
+        frozen = store._frozen
+        if table in store._layer or (frozen is not None and table in frozen.records):
+            return None
+        return store.base.seed.index(self._ident).parts.get(partition, _EMPTY_BUCKET)
+
     def take(
         self, partition: tuple[Any, ...], *, after: tuple[Any, ...] | None, descending: bool,
         count: int,
@@ -248,15 +347,9 @@ class Index:
         """Up to `count` sort keys of a partition strictly after `after`, in walking order.
         With no change to the table above the seed: one bisection and one positional slice,
         whatever the partition's size; otherwise a merge that also skips what was changed."""
-        store = self._store
-        table = self._ident[0]
-        seed_index = store.base.seed.index(self._ident)
-        if table not in store._layer and (store._frozen is None
-                                          or table not in store._frozen.records):
-            bucket = seed_index.parts.get(partition)
-            if not bucket:
-                return []
-            return SortedIndex.bucket_take(bucket, after, descending, count)
+        bucket = self.seed_bucket(partition)
+        if bucket is not None:
+            return bucket.take(after, descending, count)
         return list(itertools.islice(
             self.keys(partition, after=after, descending=descending), count))
 
@@ -273,7 +366,7 @@ class Index:
         layer_rows = store._layer.get(table)
         sources: list[Iterator[tuple[Any, ...]]] = []
         if seed_bucket:
-            it = SortedIndex.bucket_keys(seed_bucket, after, descending)
+            it = seed_bucket.keys(after, descending)
             shadows = [s for s in (frozen_rows, layer_rows) if s]
             if shadows:
                 it = _unshadowed(it, shadows)
@@ -522,14 +615,6 @@ class Store:
             return [seed_rows[key] for key in keys]
         get = self.get
         return [get(table, key) for key in keys]  # type: ignore[misc]
-
-    def seed_rows(self, table: str) -> Mapping[str, Record] | None:
-        """The seed's records of `table` when no layer above the seed changed it (they are
-        then the table's records, and never change while the seed lives), else None."""
-        frozen = self._frozen
-        if table in self._layer or (frozen is not None and table in frozen.records):
-            return None
-        return self._seed_tables[table]
 
     def rows(self, table: str) -> Mapping[str, Record]:
         """A read-only, live, merged key -> record view of a table (walk it under `lock`)."""

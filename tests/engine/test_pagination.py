@@ -186,25 +186,26 @@ def test_encoded_records_follow_writes_and_projections() -> None:
     assert orjson.loads(orjson.dumps(encoded([first], other_fields)[0])) == {"id": "r0001"}
 
 
-def test_seed_pages_are_encoded_by_key_until_a_write_leaves_the_seed() -> None:
-    """A page of seed records is found by key (`Store.seed_rows`); once a write changes the
-    table it is not, so the page sends what was written, never the seed's JSON of the key."""
+def test_seed_pages_are_encoded_by_position_until_a_write_leaves_the_seed() -> None:
+    """A page of seed records is found by position in its seed bucket; once a write changes
+    the table it is not, so the page sends what was written, never the seed's JSON of the
+    position."""
     store = make_store(5)
     index = store.index("things", ("workspace_id",), ("created_at",))
 
-    def sent() -> list[dict[str, object]]:
-        page = walk(store, "things", index, ("ws",), limit=5, after=None, descending=False)
-        fragments = encoded(page.items, ("id", "created_at"), keys=page.keys,
-                            seed_rows=page.seed_rows)
+    def sent(descending: bool = False) -> list[dict[str, object]]:
+        page = walk(store, "things", index, ("ws",), limit=5, after=None, descending=descending)
+        fragments = encoded(page.items, ("id", "created_at"), page)
         return [orjson.loads(orjson.dumps(f)) for f in fragments]
 
-    assert store.seed_rows("things") is not None
+    assert index.seed_bucket(("ws",)) is not None
     before = sent()
     assert before == sent() == [{"id": r["id"], "created_at": r["created_at"]}
                                 for r in walk(store, "things", index, ("ws",), limit=5,
                                               after=None, descending=False).items]
+    assert sent(descending=True) == before[::-1]
     store.update("things", "r0001", {"created_at": "2025-01-01T00:00:00.000Z"})
-    assert store.seed_rows("things") is None
+    assert index.seed_bucket(("ws",)) is None
     assert {"id": "r0001", "created_at": "2025-01-01T00:00:00.000Z"} in sent()
     store.reset()
     assert sent() == before
