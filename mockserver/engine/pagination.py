@@ -16,6 +16,7 @@ import hashlib
 import hmac
 import threading
 import weakref
+from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
@@ -132,9 +133,22 @@ def encoded(records: list[Record], fields: tuple[str, ...] | None,
     pre-encoded JSON for orjson. `page`, when `records` are its items, lets a page of seed
     records be found by position in its seed bucket."""
     if page is not None and page.bucket is not None:
+        aligned = page.bucket.encoded.get(id(fields))
+        at = page.at
+        if aligned is not None and aligned[0] is fields and type(at) is tuple:
+            hits: list[Any] = aligned[1][at[0]:at[1]]
+            if all(hits):  # the common case: a page shown before (a fragment is always true)
+                if page.descending:
+                    hits.reverse()
+                return hits
         seed = _encoded_seed(page, page.bucket, records, fields)
         if seed is not None:
             return seed
+    return _encoded_by_identity(records, fields)
+
+
+def _encoded_by_identity(records: list[Record],
+                         fields: tuple[str, ...] | None) -> list[orjson.Fragment]:
     found = _ENCODED.get(id(fields))
     if found is None or found[0] is not fields:
         found = _ENCODED[id(fields)] = (fields, {}, {})
@@ -163,16 +177,28 @@ _FINGERPRINTS: dict[Any, str] = {}
 def fingerprint(operation_id: str, path: Mapping[str, Any], query: Mapping[str, Any],
                 body: Any = None) -> str:
     """What a cursor is bound to: the operation and every parameter except cursor and limit."""
-    bound = {k: v for k, v in query.items() if k not in ("cursor", "limit")}
     memo: Any = None
+    items: Iterable[tuple[str, Any]]
     if body is None:
-        try:  # the same list again (a poll, the next page of a walk): a lookup
-            memo = (operation_id, *path.items(), None, *bound.items())
+        # The same list again (a poll, the next page of a walk): one lookup. The memo key
+        # determines the parameters bound (the query's, less cursor and limit): without a
+        # cursor it is the query as it is (a poll repeats it, limit and all); with one, the
+        # query less cursor and limit (every page of a walk has its own cursor).
+        if "cursor" in query:
+            bound = dict(query)
+            del bound["cursor"]
+            bound.pop("limit", None)
+            items = bound.items()
+        else:
+            items = query.items()
+        try:
+            memo = (operation_id, *path.items(), None, *items)
             found = _FINGERPRINTS.get(memo)
         except TypeError:  # a list value (a repeated parameter): not hashable
             memo = found = None
         if found is not None:
             return found
+    bound = {k: v for k, v in query.items() if k not in ("cursor", "limit")}
     material = orjson.dumps([operation_id, path, bound, body], option=orjson.OPT_SORT_KEYS)
     result = hashlib.sha256(material).hexdigest()[:16]
     if memo is not None:
@@ -290,7 +316,10 @@ def walk(
     if bucket is not None:
         # The table is the seed's (the common case): positions in the bucket's flat lists.
         records = bucket.records
-        at = bucket.position(after, descending)
+        if after is None:
+            at = len(records) if descending else 0
+        else:  # as `bucket.position`
+            at = (bisect_left if descending else bisect_right)(bucket.sort_keys, after)
         if where is None:
             if descending:
                 start = at - limit if at > limit else 0

@@ -317,11 +317,14 @@ class Index:
     layer's, each sorted; keys replaced or deleted higher up are skipped. Looked up afresh on
     every call, so a view kept across writes or resets stays current."""
 
-    __slots__ = ("_ident", "_store", "key_field", "order_fields", "partition_fields")
+    __slots__ = ("_ident", "_seed_index", "_store", "_table", "key_field", "order_fields",
+                 "partition_fields")
 
     def __init__(self, store: Store, ident: IndexId) -> None:
         self._store = store
         self._ident = ident
+        self._table = ident[0]
+        self._seed_index: tuple[Seed, SeedIndex] | None = None  # the seed's, once asked for
         self.key_field = store.key_fields[ident[0]]
         self.partition_fields = ident[1]
         self.order_fields = ident[2]
@@ -334,11 +337,15 @@ class Index:
         (its records are then the partition's, in order, and never change while the seed
         lives; an empty bucket if the seed has none), else None."""
         store = self._store
-        table = self._ident[0]
+        table = self._table
         frozen = store._frozen
         if table in store._layer or (frozen is not None and table in frozen.records):
             return None
-        return store.base.seed.index(self._ident).parts.get(partition, _EMPTY_BUCKET)
+        seed = store._seed
+        found = self._seed_index
+        if found is None or found[0] is not seed:  # first use, or a seed since loaded
+            found = self._seed_index = (seed, seed.index(self._ident))
+        return found[1].parts.get(partition, _EMPTY_BUCKET)
 
     def take(
         self, partition: tuple[Any, ...], *, after: tuple[Any, ...] | None, descending: bool,
@@ -507,7 +514,8 @@ class Store:
         """Back to the base: drops the layer (O(changes)); the base's indexes are kept."""
         with self.lock:
             self._frozen = self.base.delta
-            self._seed_tables = self.base.seed.tables
+            self._seed = self.base.seed
+            self._seed_tables = self._seed.tables
             self._layer = {}
             self._sizes = {}
             self._layer_indexes = {}
