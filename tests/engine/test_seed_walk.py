@@ -16,20 +16,20 @@ from hypothesis import strategies as st
 from mockserver.engine import pagination
 from mockserver.engine.clock import Clock
 from mockserver.engine.pagination import Page, encoded, walk
-from mockserver.engine.store import Seed, SeedBucket, Store
+from mockserver.engine.store import Record, Seed, SeedBucket, Store
 
 FIELDS = ("id", "n")  # a projection (the records also carry workspace_id and kind)
 CLOCK = "2026-11-01T00:00:00.000Z"
 
 
-def _sort_key(record: dict[str, Any]) -> tuple[Any, ...]:
+def _sort_key(record: Record) -> tuple[Any, ...]:
     n = record["n"]
     return ((1, "") if n is None else (0, n), record["id"])
 
 
-def _reference(records: list[dict[str, Any]], ws: str, after: tuple[Any, ...] | None,
-               descending: bool, where: Callable[[dict[str, Any]], bool] | None,
-               ) -> list[dict[str, Any]]:
+def _reference(records: list[Record], ws: str, after: tuple[Any, ...] | None,
+               descending: bool, where: Callable[[Record], bool] | None,
+               ) -> list[Record]:
     """The partition's records strictly after `after` in walking order, filtered: by sorting
     the records, nothing else."""
     mine = sorted((r for r in records if r["workspace_id"] == ws), key=_sort_key,
@@ -55,7 +55,7 @@ where_st = st.none() | st.frozensets(st.integers(0, 2)).map(
     lambda kinds: (lambda r: r["kind"] in kinds))
 
 
-def _store(records: list[dict[str, Any]]) -> Store:
+def _store(records: list[Any]) -> Store:
     return Store({"things": {r["id"]: r for r in records}}, {"things": "id"},
                  clock=Clock(frozen_at=CLOCK))
 
@@ -64,14 +64,14 @@ def _sent(page: Page) -> list[Any]:
     return [orjson.loads(orjson.dumps(f)) for f in encoded(page.items, FIELDS, page)]
 
 
-def _check_walk(store: Store, records: list[dict[str, Any]], after: tuple[Any, ...] | None,
-                descending: bool, where: Callable[[dict[str, Any]], bool] | None,
+def _check_walk(store: Store, records: list[Record], after: tuple[Any, ...] | None,
+                descending: bool, where: Callable[[Record], bool] | None,
                 limit: int) -> None:
     """One page after `after`, then the rest page by page: the reference's records, in its
     order, and the JSON of each page (encoded, twice: filled, then found) projects them."""
     index = store.index("things", ("workspace_id",), ("n",))
     expected = _reference(records, "ws", after, descending, where)
-    got: list[dict[str, Any]] = []
+    got: list[Record] = []
     pages = 0
     while True:
         page = walk(store, "things", index, ("ws",), limit=limit, after=after,
@@ -93,8 +93,8 @@ def _check_walk(store: Store, records: list[dict[str, Any]], after: tuple[Any, .
 @given(records=records_st, after=after_st, descending=st.booleans(), where=where_st,
        limit=st.integers(1, 7))
 def test_seed_walk_equals_a_walk_over_sorted_records(
-        records: list[dict[str, Any]], after: tuple[Any, ...] | None, descending: bool,
-        where: Callable[[dict[str, Any]], bool] | None, limit: int) -> None:
+        records: list[Record], after: tuple[Any, ...] | None, descending: bool,
+        where: Callable[[Record], bool] | None, limit: int) -> None:
     store = _store(records)
     assert store.index("things", ("workspace_id",), ("n",)).seed_bucket(("ws",)) is not None
     _check_walk(store, records, after, descending, where, limit)
@@ -104,8 +104,8 @@ write_st = st.lists(st.tuples(st.sampled_from(["insert", "update", "delete"]),
                               st.integers(0, 40), record_st), max_size=8)
 
 
-def _apply(store: Store, records: list[dict[str, Any]],
-           writes: list[tuple[str, int, dict[str, Any]]]) -> list[dict[str, Any]]:
+def _apply(store: Store, records: list[Record],
+           writes: list[tuple[str, int, Record]]) -> list[Record]:
     """The writes on the store, and the records they leave (a model)."""
     model = {r["id"]: r for r in records}
     for action, i, fields in writes:
@@ -125,9 +125,9 @@ def _apply(store: Store, records: list[dict[str, Any]],
 @given(records=records_st, frozen=write_st, writes=write_st, after=after_st,
        descending=st.booleans(), where=where_st, limit=st.integers(1, 7))
 def test_pages_across_a_layer_and_a_snapshot_merged_over_the_seed(
-        records: list[dict[str, Any]], frozen: list[Any], writes: list[Any],
+        records: list[Record], frozen: list[Any], writes: list[Any],
         after: tuple[Any, ...] | None, descending: bool,
-        where: Callable[[dict[str, Any]], bool] | None, limit: int) -> None:
+        where: Callable[[Record], bool] | None, limit: int) -> None:
     """Writes under a snapshot (its frozen delta) and in the layer above it: the seed bucket's
     keys merge with theirs, skipping what they replaced or deleted."""
     base = _store(records)
