@@ -136,10 +136,29 @@ def test_cursors_stay_valid_past_the_table_of_issued_cursors() -> None:
 
 
 def test_a_page_costs_in_proportion_to_its_size() -> None:
-    """The walk touches only the keys it returns (plus one), not the whole partition."""
+    """The walk touches only the records it returns (plus one), not the whole partition: over
+    the seed's bucket (records tested by `where`) and over a layer merged with it (records
+    looked up by key)."""
     store = make_store(5000)
     index = store.index("things", ("workspace_id",), ("created_at",))
     touched = 0
+
+    def where(record: object) -> bool:
+        nonlocal touched
+        touched += 1
+        return True
+
+    first = walk(store, "things", index, ("ws",), limit=20, after=None, descending=False)
+    deep_after = index.sort_key(store.get("things", "r4000") or {})
+    for descending in (False, True):
+        touched = 0
+        deep = walk(store, "things", index, ("ws",), limit=20, after=deep_after,
+                    descending=descending, where=where)
+        assert len(deep.items) == 20 and deep.next_key is not None
+        assert touched <= 21  # the page and one look-ahead, out of 5000 records
+    assert len(first.items) == 20
+
+    store.delete("things", "r0001")  # the table leaves the seed: a merged walk
     original = store.rows
 
     class Counting(dict):
@@ -155,15 +174,12 @@ def test_a_page_costs_in_proportion_to_its_size() -> None:
 
     counting = Counting(original("things"))
     store.rows = lambda table: counting  # type: ignore[method-assign]
-    first = walk(store, "things", index, ("ws",), limit=20, after=None, descending=False)
-    deep_after = index.sort_key(store.get("things", "r4000") or {})
-    for where in (None, lambda record: True):
+    for descending in (False, True):
         touched = 0
         deep = walk(store, "things", index, ("ws",), limit=20, after=deep_after,
-                    descending=False, where=where)
+                    descending=descending, where=lambda record: True)
         assert len(deep.items) == 20 and deep.next_key is not None
-        assert touched <= 21  # the page and one look-ahead, out of 5000 records
-    assert len(first.items) == 20
+        assert touched <= 21
 
 
 def test_encoded_records_follow_writes_and_projections() -> None:
