@@ -114,6 +114,7 @@ ERROR_LOGGER = logging.getLogger("mockserver.errors")
 RawHeaders = list[tuple[bytes, bytes]]
 MAX_RERUNS = 64  # runs of one request on a shared state's stale copy before it answers 503
 _JSON = (b"content-type", b"application/json")
+_BODY_METHODS = frozenset(("POST", "PUT", "PATCH", "DELETE"))  # read before the pipeline runs
 
 
 def _json_headers(body: bytes, extra: dict[str, str] | None = None) -> RawHeaders:
@@ -170,6 +171,17 @@ def parse_query(query_string: bytes) -> list[tuple[str, str]]:
 
 
 _NOISE_PREFIXES = ("/favicon", "/apple-touch-icon", "/robots.txt", "/.well-known/")
+
+
+def _body(scope: Scope) -> bytes:
+    """The request body `MockApp._take_body` read, or the error reading it raised."""
+    body = scope.get("mock.body")
+    if body is None:
+        error = scope.get("mock.body_error")
+        if error is None:
+            raise RuntimeError("the request body was not read (MockApp._take_body)")
+        raise error
+    return bytes(body)
 
 
 def _browser_noise(path: str) -> bool:
@@ -327,9 +339,46 @@ class MockApp:
     # The API path works on the raw ASGI scope: no Request or Response objects, headers read
     # from the scope's list, the answer sent as two ASGI messages. It is the benchmarked path,
     # and a bare Starlette app serving fixed bytes is the yardstick.
+    #
+    # Only a request body is awaited (besides a fault's delay, a shared state's round trip and
+    # sending the answer): it is read first, for the methods that carry one (`_take_body`),
+    # and the pipeline itself is synchronous (`_answer` -> `_respond` -> `_run`). A read that
+    # failed (413, a disconnect) is kept and raised where the body is used (`_body`), so what
+    # is refused before that point (401, 403, 400 ...) is still answered first.
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        state = self.state_for(scope)
+        started = time.perf_counter()
+        state = scope.get("mock.state") or self.state  # state_for, inlined
+        method = scope["method"]
+        if method in _BODY_METHODS and "mock.body" not in scope:
+            await self._take_body(scope, receive)
+        if state.replicated or state.faults.rules or (
+            self.config.request_log and REQUEST_LOGGER.isEnabledFor(20)
+        ):
+            scope.setdefault("mock.started", started)
+            await self._served(state, scope, receive, send)
+            return
+        # In memory, no faults, no request log (the common case): nothing awaited but the
+        # sending, the journal entry recorded here (what `_observed` records).
+        status, body, headers = self._answer(scope, state)
+        if state.journal.enabled:
+            path = scope["path"]
+            if not path.startswith(_NOISE_PREFIXES):  # _browser_noise
+                latency_ms = (time.perf_counter() - started) * 1000
+                ignored = scope.get("mock.ignored")
+                if ignored is None:
+                    ignored = self._ignored_params(scope)
+                state.record_request(
+                    state.clock.now_ms(), method, path, scope.get("query_string", b""),
+                    scope.get("headers", ()), scope.get("mock.body"), status, body, latency_ms,
+                    scope.get("mock.operation"), None, ignored, scope.get("mock.header_bytes"))
+        await send({"type": "http.response.start", "status": status, "headers": headers})
+        await send({"type": "http.response.body", "body": body})
+
+    async def _served(self, state: MockState, scope: Scope, receive: Receive,
+                      send: Send) -> None:
+        """The pipeline where something may wait: a shared state (its round trip, reruns),
+        injected faults, the request log (with the journal, in `_observed`)."""
         reruns = 0
         while True:
             if state.replicated:
@@ -339,14 +388,12 @@ class MockApp:
                 # up and the request runs again (StaleRead), nothing of it answered or kept.
                 scope["mock.view"] = state.view()  # type: ignore[attr-defined]
             try:
-                # The one cheap check: journal, faults and the request log cost nothing while
-                # idle.
                 if state.journal.enabled or state.faults.rules or (
                     self.config.request_log and REQUEST_LOGGER.isEnabledFor(20)
                 ):
                     await self._observed(state, scope, receive, send)
                     return
-                status, body, headers = await self._answer(scope, receive, state)
+                status, body, headers = self._answer(scope, state)
                 if state.replicated:
                     status, body, headers = await self._settle(state, scope, None) or (
                         status, body, headers)
@@ -363,13 +410,12 @@ class MockApp:
         await send({"type": "http.response.start", "status": status, "headers": headers})
         await send({"type": "http.response.body", "body": body})
 
-    async def _answer(self, scope: Scope, receive: Receive,
-                      state: MockState) -> tuple[int, bytes, RawHeaders]:
-        """`respond`, with any unexpected exception (a handler bug, a self-check violation)
+    def _answer(self, scope: Scope, state: MockState) -> tuple[int, bytes, RawHeaders]:
+        """`_respond`, with any unexpected exception (a handler bug, a self-check violation)
         answered 500 `{"error": ...}` and logged on "mockserver.errors"; the exception is
         kept in the scope (`mock.error`) for embedders such as the pytest plugin."""
         try:
-            return await self.respond(scope, receive, state)
+            return self._respond(scope, state)
         except (ClientDisconnect, StaleRead):
             raise
         except Exception as exc:
@@ -381,9 +427,16 @@ class MockApp:
 
     async def respond(self, scope: Scope, receive: Receive,
                       state: MockState | None = None) -> tuple[int, bytes, RawHeaders]:
-        """Status, body and headers of the answer to one API request (self-checked when on)."""
+        """Status, body and headers of the answer to one API request (self-checked when on);
+        an unexpected exception is raised (the served pipeline answers it 500)."""
         if state is None:
             state = self.state_for(scope)
+        if scope["method"] in _BODY_METHODS and "mock.body" not in scope:
+            await self._take_body(scope, receive)
+        return self._respond(scope, state)
+
+    def _respond(self, scope: Scope, state: MockState) -> tuple[int, bytes, RawHeaders]:
+        """`respond` once the request body is read (or its failure kept): synchronous."""
         operation: Operation | None = None
         check = True
         try:
@@ -408,10 +461,10 @@ class MockApp:
                 if hit is not None:
                     state.count_request(hit.limit_kind, hit.limit_ident, scope.get("mock.view"))
                     return hit.status, hit.body, hit.headers  # self-checked when first sent
-            status, payload, pure = await self._run(state, scope, receive, operation, raw_path,
-                                                    principal, prefer)
+            status, payload, pure = self._run(state, scope, operation, raw_path, principal,
+                                              prefer)
             body = orjson.dumps(payload)
-            headers = _json_headers(body)
+            headers = [_JSON, (b"content-length", str(len(body)).encode())]  # _json_headers
         except ApiError as error:
             view = scope.get("mock.view")
             if view is not None and error.status_code != 503:
@@ -462,7 +515,7 @@ class MockApp:
             elif rule.status is not None:
                 injected = fault_response(rule)  # injected on purpose: never self-checked
         if injected is None:
-            status, body, headers = await self._answer(scope, receive, state)
+            status, body, headers = self._answer(scope, state)
         else:
             status, body, headers = injected.status_code, bytes(injected.body), injected.raw_headers
         latency_ms = (time.perf_counter() - started) * 1000
@@ -470,15 +523,10 @@ class MockApp:
         ignored = self._ignored_params(scope)
         entry: tuple[Any, ...] | None = None
         if state.journal.enabled and not path.startswith(_NOISE_PREFIXES):  # _browser_noise
-            request_body = scope.get("mock.body")
-            if request_body is None and method in ("POST", "PUT", "PATCH", "DELETE"):
-                try:  # not read by the pipeline (refused early): read it for the journal
-                    request_body = await self._read_body(scope, receive)
-                except (ApiError, ClientDisconnect, RuntimeError):
-                    request_body = None
-            entry = (  # positional: `Journal.record`'s order (every request)
+            entry = (  # positional: `Journal.record`'s order (every request); the body read
+                # first (`_take_body`), None when that failed (too large, a disconnect)
                 state.clock.now_ms(), method, path, scope.get("query_string", b""),
-                scope.get("headers", ()), request_body, status, body, latency_ms,
+                scope.get("headers", ()), scope.get("mock.body"), status, body, latency_ms,
                 scope.get("mock.operation"), fault, ignored, scope.get("mock.header_bytes"))
         view = scope.get("mock.view") if state.replicated else None
         if view is not None and view.pending:  # a read on a shared state: its round trip
@@ -557,8 +605,8 @@ class MockApp:
         scope["mock.operation"] = operation.operation_id
         return operation, raw_path
 
-    async def _run(
-        self, state: MockState, scope: Scope, receive: Receive, operation: Operation, raw_path: dict[str, str],
+    def _run(
+        self, state: MockState, scope: Scope, operation: Operation, raw_path: dict[str, str],
         principal: Principal,
         prefer: str | None = None,
     ) -> tuple[int, Any, tuple[int, str, str] | None]:
@@ -577,8 +625,35 @@ class MockApp:
         scope["mock.ignored"] = tuple(dict.fromkeys(unknown)) if unknown else ()
         body = None
         if operation.body_schema is not None:
-            raw = await self._read_body(scope, receive)
-            body = validator.body(raw, _header(scope, b"content-type"))
+            body = validator.body(_body(scope), _header(scope, b"content-type"))
+        store, clock = state.store, state.clock
+        if state.replicated:
+            return self._run_shared(state, scope, operation, principal, prefer, path, query,
+                                    body)
+        with store.lock:  # what `_run_shared`'s `handle` does, inlined (every request)
+            workspace_id, resource = self._resolve_workspace(store, operation, principal, path,
+                                                             query, body)
+            if workspace_id is not None:
+                kind, ident = "workspace", workspace_id
+            else:
+                kind, ident = "token", principal.token
+            state.count_request(kind, ident, scope.get("mock.view"))
+            if prefer is not None:
+                self._apply_preference(operation, prefer)
+            version, reads = store.version, clock.reads
+            result = self.handlers[operation.operation_id](Context(
+                self.services, store,
+                self.base_url if state is self.state else self.base_url_of(state),
+                operation, principal, path, query, body, workspace_id, resource))
+            pure = version == store.version and reads == clock.reads
+        return operation.success_status, result, (version, kind, ident) if pure else None
+
+    def _run_shared(
+        self, state: MockState, scope: Scope, operation: Operation, principal: Principal,
+        prefer: str | None, path: dict[str, Any], query: dict[str, Any], body: Any,
+    ) -> tuple[int, Any, tuple[int, str, str] | None]:
+        """`_run`'s handler step on a shared state: one entry of the shared log (caught up at
+        the request's start), which may run `handle` again; the request counted once."""
         store, clock = state.store, state.clock
         counted = False
 
@@ -603,12 +678,8 @@ class MockApp:
             return (result, kind, ident, version,
                     version == store.version and reads == clock.reads)
 
-        if state.replicated:  # one entry of the shared log (caught up at the request's start)
-            result, kind, ident, version, pure = state.transaction(  # type: ignore[attr-defined]
-                handle, fresh=False, view=scope.get("mock.view"))
-        else:
-            with store.lock:
-                result, kind, ident, version, pure = handle()
+        result, kind, ident, version, pure = state.transaction(  # type: ignore[attr-defined]
+            handle, fresh=False, view=scope.get("mock.view"))
         return operation.success_status, result, (version, kind, ident) if pure else None
 
     def _apply_preference(self, operation: Operation, prefer: str) -> None:
@@ -632,6 +703,15 @@ class MockApp:
             message = f"{documented.get('description', 'error').strip()} (Prefer: code={code})"
         headers = {"Retry-After": "1"} if code == 429 else None
         raise PreferredResponse(code, message, headers)
+
+    async def _take_body(self, scope: Scope, receive: Receive) -> None:
+        """Read the request body before the pipeline runs (`mock.body`), or keep why it could
+        not be read (`mock.body_error`: 413, a disconnect ...), raised by `_body` where the
+        pipeline uses it: a request refused before that is answered as if it were unread."""
+        try:
+            await self._read_body(scope, receive)
+        except Exception as exc:
+            scope["mock.body_error"] = exc
 
     async def _read_body(self, scope: Scope, receive: Receive) -> bytes:
         """The request body, refused with 413 past the limit (declared or streamed)."""

@@ -170,23 +170,33 @@ class Journal:
                header_bytes: int | None = None) -> None:
         """Keep one request (the `JournalEntry` fields but `seq` and what is filled in here);
         `header_bytes` is the request headers' size when the caller has it already. Called on
-        every request: positional arguments and one tuple made, nothing else."""
-        body, response_body, truncated, body_size, response_size = kept_bodies(
-            body, response_body)
-        # An answer equal to the previous one (a poll) is kept once: the entry shares the
-        # bytes already kept, and the new copy is freed at once (its memory reused hot).
-        if response_body is not None and response_body == self._last_response:
-            response_body = self._last_response
-        else:
-            self._last_response = response_body
+        every request: positional arguments, one entry made, nothing else (`kept_bodies` and
+        `JournalEntry.kept_bytes`, inlined)."""
+        truncated: tuple[str, ...] = ()
+        body_size = response_size = 0
+        size = _ENTRY_OVERHEAD + len(query_string)
+        if body is not None:
+            if len(body) > _MAX_BODY_SHOWN:
+                body_size, body, truncated = len(body), None, ("body",)
+            else:
+                size += len(body)
+        if response_body is not None:
+            if len(response_body) > _MAX_BODY_SHOWN:
+                response_size, response_body = len(response_body), None
+                truncated = (*truncated, "response_body")
+            else:
+                size += len(response_body)
+                # An answer equal to the previous one (a poll) is kept once: the entry shares
+                # the bytes already kept, and the new copy is freed at once (its memory reused
+                # hot).
+                if response_body == self._last_response:
+                    response_body = self._last_response
+        self._last_response = response_body
         # A tuple of (bytes, bytes) tuples: the garbage collector stops tracking it (a list it
         # would walk in every collection for as long as the entry is kept).
         if type(raw_headers) is not tuple:
             raw_headers = tuple(raw_headers)
-        if header_bytes is None:
-            header_bytes = header_size(raw_headers)
-        size = (len(body or b"") + len(response_body or b"") + len(query_string) + header_bytes
-                + _ENTRY_OVERHEAD)
+        size += header_size(raw_headers) if header_bytes is None else header_bytes
         with self._lock:
             entry = _new_entry(JournalEntry, (
                 next(self._seq), time_ms, method, path, query_string, raw_headers, body, status,
