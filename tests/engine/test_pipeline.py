@@ -3,11 +3,16 @@ rate limits and self-check, each refusal with its documented status and `{error}
 
 from __future__ import annotations
 
+import asyncio
+from typing import Any
+
+import orjson
 import pytest
-from conftest import COLLEAGUE, OTHER, READ, auth
+from conftest import COLLEAGUE, FROZEN_AT, OTHER, READ, WRITE, auth
 from starlette.testclient import TestClient
 
-from mockserver.engine.app import MockApp
+from mockserver.engine.app import Config, MockApp
+from mockserver.standalone.server import create_app
 
 WS = "ws_harborview"
 
@@ -145,6 +150,80 @@ def test_body_over_the_limit_is_413(client: TestClient) -> None:
     response = client.post("/v1/skills", content=big, headers={"content-type": "application/json"})
     assert_error(response, 413)
     assert_healthy(client)
+
+
+def _send_body(mock: MockApp, method: str, target: str, token: str | None,
+               chunks: list[bytes], *, declared: bool) -> tuple[int, str]:
+    """One request straight into the served ASGI app, its body in `chunks` (streamed, with or
+    without a Content-Length): the status and the error message (or "")."""
+    path, _, query = target.partition("?")
+    headers = [(b"host", b"mock"), (b"content-type", b"application/json")]
+    if token is not None:
+        headers.append((b"authorization", f"Bearer {token}".encode()))
+    if declared:
+        headers.append((b"content-length", str(sum(map(len, chunks))).encode()))
+    messages = [{"type": "http.request", "body": chunk, "more_body": i < len(chunks) - 1}
+                for i, chunk in enumerate(chunks)]
+    sent: list[dict[str, Any]] = []
+
+    async def receive() -> dict[str, Any]:
+        return messages.pop(0) if messages else {"type": "http.disconnect"}
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+
+    scope = {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1",
+             "method": method, "scheme": "http", "path": path, "raw_path": path.encode(),
+             "query_string": query.encode(), "root_path": "", "headers": headers,
+             "client": ("127.0.0.1", 5000), "server": ("127.0.0.1", 8080)}
+    asyncio.run(create_app(mock=mock)(scope, receive, send))
+    body = orjson.loads(sent[1]["body"])
+    return sent[0]["status"], body.get("error", "") if isinstance(body, dict) else ""
+
+
+@pytest.mark.parametrize("mode", ["journal", "no journal", "faults"])
+@pytest.mark.parametrize("declared", [True, False], ids=["content-length", "streamed"])
+def test_a_body_over_the_limit_is_refused_only_after_the_checks_before_it(
+        mock: MockApp, mode: str, declared: bool) -> None:
+    """The body is read before the pipeline runs (by method), but a read that failed (413) is
+    answered only where the pipeline uses the body: after routing (404, 405), authentication
+    (401), write access (403) and parameters (400); then before the body's own checks. Through
+    each pipeline path: journal on (inline), off, and the observed path (a fault rule
+    elsewhere)."""
+    if mode == "no journal":
+        mock = MockApp(Config(self_check=True, frozen_clock=FROZEN_AT, journal_size=0))
+    elif mode == "faults":
+        mock.state.add_fault(method="GET", path="/v1/models", status=503)
+    limit = mock.config.max_body_bytes
+    big = [b'{"title": "', b"x" * (limit // 2), b"y" * (limit // 2), b'"}']
+    url = f"/v1/kb/nodes?workspace_id={WS}"
+    version = mock.store.version
+
+    def refused(method: str, target: str, token: str | None) -> tuple[int, str]:
+        return _send_body(mock, method, target, token, big, declared=declared)
+
+    assert refused("POST", "/v1/nope", WRITE)[0] == 404
+    assert refused("DELETE", "/v1/tickets", WRITE)[0] == 405
+    assert refused("POST", url, None) == (401, "Missing API token: send 'Authorization: "
+                                               "Bearer <token>'")
+    status, message = refused("POST", url, READ)
+    assert status == 403 and "read-only" in message
+    status, message = refused("POST", "/v1/kb/nodes?workspace_id=", WRITE)
+    assert status == 400 and "workspace_id" in message
+    status, message = refused("POST", url, WRITE)
+    assert status == 413 and str(limit) in message
+    # Under the limit, the same path reaches the body's own checks (it is read, not lost).
+    assert _send_body(mock, "POST", url, WRITE, [b'{"title": 1}'], declared=declared)[0] == 400
+    assert mock.store.version == version  # nothing written
+
+
+def test_a_request_refused_before_its_body_is_used_journals_that_body(mock: MockApp) -> None:
+    mock.state.clear_journal()
+    body = b'{"title": "kept"}'
+    assert _send_body(mock, "POST", f"/v1/kb/nodes?workspace_id={WS}", None, [body[:5], body[5:]],
+                      declared=False)[0] == 401
+    (entry,) = mock.journal.entries(path="/v1/kb/nodes")
+    assert (entry.status, entry.body, entry.truncated) == (401, body, ())
 
 
 def test_rate_limit_is_429_with_retry_after_and_resets_with_the_clock(client: TestClient,
