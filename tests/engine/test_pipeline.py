@@ -169,7 +169,7 @@ def _send_body(mock: MockApp, method: str, target: str, token: str | None,
     async def receive() -> dict[str, Any]:
         return messages.pop(0) if messages else {"type": "http.disconnect"}
 
-    async def send(message: dict[str, Any]) -> None:
+    async def send(message: Any) -> None:
         sent.append(message)
 
     scope = {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1",
