@@ -53,7 +53,7 @@ from .requestlog import REQUEST_LOGGER, log_request
 from .responses import error_body
 from .routing import Router
 from .selfcheck import SelfCheck
-from .sessions import SESSION_PREFIX, Sessions
+from .sessions import SESSION_HEADER, SESSION_PREFIX, Sessions
 from .state import MockState, Settings, StateSnapshot
 from .storage import FileStore
 from .store import Record, Store
@@ -127,22 +127,35 @@ def _json_headers(body: bytes, extra: dict[str, str] | None = None) -> RawHeader
 MAX_HEADER_BYTES = 16_384  # inferred: common server limits are 8-16 KiB
 
 
-def _request_headers(scope: Scope) -> tuple[str | None, str | None]:
-    """The first `Authorization` and `Prefer` of the raw ASGI list, read in the one pass that
-    also measures the headers (kept in the scope: the journal counts them too) and refuses
-    them past MAX_HEADER_BYTES: uvicorn's httptools parser sets no limit of its own."""
+def scan_headers(scope: Scope) -> tuple[str | None, str | None, int, str | None]:
+    """The one pass over the raw ASGI header list a request needs: its first `Authorization`
+    and `Prefer`, its size as `_request_headers` limits it (names, values and 4 bytes a line)
+    and its first `X-Mock-Session` (the served `Application` reads the session from it),
+    kept in the scope (`mock.headers`) with the size the journal counts (`mock.header_bytes`)."""
     headers = scope["headers"]
-    authorization = prefer = None
+    authorization = prefer = session = None
     size = 0
     for key, value in headers:
         size += len(key) + len(value)
         if key == b"authorization":
             if authorization is None:
                 authorization = value.decode("latin-1")
-        elif key == b"prefer" and prefer is None:
-            prefer = value.decode("latin-1")
+        elif key == b"prefer":
+            if prefer is None:
+                prefer = value.decode("latin-1")
+        elif key == SESSION_HEADER and session is None:
+            session = value.decode("latin-1")
     scope["mock.header_bytes"] = size
-    if size + 4 * len(headers) > MAX_HEADER_BYTES:
+    found = scope["mock.headers"] = (authorization, prefer, size + 4 * len(headers), session)
+    return found
+
+
+def _request_headers(scope: Scope) -> tuple[str | None, str | None]:
+    """The first `Authorization` and `Prefer` of the raw ASGI list, read in the one pass that
+    also measures the headers (`scan_headers`, unless the served application made it) and
+    refuses them past MAX_HEADER_BYTES: uvicorn's httptools parser sets no limit of its own."""
+    authorization, prefer, size, _ = scope.get("mock.headers") or scan_headers(scope)
+    if size > MAX_HEADER_BYTES:
         raise HeadersTooLarge(f"request headers are larger than {MAX_HEADER_BYTES} bytes")
     return authorization, prefer
 
@@ -446,7 +459,7 @@ class MockApp:
                 # (with its journal entry).
                 scope["mock.view"].deferrable = True
             authorization, prefer = _request_headers(scope)
-            principal = state.tokens.authenticate(authorization)
+            principal = state.shared.tokens.authenticate(authorization)  # state.tokens
             if not self.config.prefer_header:
                 prefer = None
             cache_key = None
@@ -617,7 +630,7 @@ class MockApp:
         if operation.requires_write:
             principal.check_write(operation.operation_id)
         validator = self.validators[operation.operation_id]
-        path = validator.path(raw_path)
+        path = validator.path(raw_path) if raw_path else {}  # a literal path: none to check
         unknown: list[str] = []
         query = validator.query(parse_query(scope.get("query_string", b"")),
                                 strict=self.config.strict_params, unknown=unknown)

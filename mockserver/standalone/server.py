@@ -10,14 +10,14 @@ from starlette.responses import Response
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
-from ..engine.app import Config, MockApp, _header, _json_headers
+from ..engine.app import Config, MockApp, _json_headers, scan_headers
 from ..engine.errors import (
     ApiError,
     MethodNotAllowed,
     NotFound,
 )
 from ..engine.responses import error_body, error_response
-from ..engine.sessions import SESSION_HEADER, SESSION_PREFIX, split_session_path
+from ..engine.sessions import SESSION_PREFIX, split_session_path
 
 __all__ = ["Application", "create_app"]
 
@@ -42,8 +42,8 @@ class Application:
                     name, path = found
                     scope["path"] = path or "/"
                     scope["mock.prefix"] = f"{SESSION_PREFIX}{name}"
-            else:
-                name = _header(scope, SESSION_HEADER)
+            else:  # the pass that also reads what the pipeline needs (mock.headers)
+                name = scan_headers(scope)[3]
             if name is not None:
                 try:
                     scope["mock.state"] = self.mock.sessions.resolve(name)

@@ -11,7 +11,7 @@ import pytest
 from conftest import COLLEAGUE, FROZEN_AT, OTHER, READ, WRITE, auth
 from starlette.testclient import TestClient
 
-from mockserver.engine.app import Config, MockApp
+from mockserver.engine.app import MAX_HEADER_BYTES, Config, MockApp
 from mockserver.standalone.server import create_app
 
 WS = "ws_harborview"
@@ -224,6 +224,27 @@ def test_a_request_refused_before_its_body_is_used_journals_that_body(mock: Mock
                       declared=False)[0] == 401
     (entry,) = mock.journal.entries(path="/v1/kb/nodes")
     assert (entry.status, entry.body, entry.truncated) == (401, body, ())
+
+
+@pytest.mark.parametrize("prefix", ["", "/sessions/default"], ids=["served", "session path"])
+def test_headers_past_the_limit_are_431_to_the_byte(client: TestClient, mock: MockApp,
+                                                    prefix: str) -> None:
+    """Names, values and 4 bytes a line, at most MAX_HEADER_BYTES: measured in the served
+    application's one pass over the headers (which also finds the session header), or by the
+    pipeline itself when a session path prefix named the session."""
+    mock.state.clear_journal()
+    assert client.get(f"{prefix}/v1", headers={"x-pad": "a"}).status_code == 200
+    (entry,) = mock.journal.entries()
+    used = sum(len(name) + len(value) + 4 for name, value in entry.raw_headers)
+    pad = "a" * (1 + MAX_HEADER_BYTES - used)
+    assert client.get(f"{prefix}/v1", headers={"x-pad": pad}).status_code == 200
+    assert_error(client.get(f"{prefix}/v1", headers={"x-pad": pad + "a"}), 431,
+                 str(MAX_HEADER_BYTES))
+    # Authorization and the session header are still read from the same pass.
+    assert_error(client.get(f"{prefix}/v1", headers={"x-pad": pad, "authorization": "Bearer x"}),
+                 401, "Invalid")
+    if not prefix:
+        assert_error(client.get("/v1", headers={"x-mock-session": "nope"}), 404, "nope")
 
 
 def test_rate_limit_is_429_with_retry_after_and_resets_with_the_clock(client: TestClient,
