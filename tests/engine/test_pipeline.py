@@ -9,6 +9,8 @@ from typing import Any
 import orjson
 import pytest
 from conftest import COLLEAGUE, FROZEN_AT, OTHER, READ, WRITE, auth
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from starlette.testclient import TestClient
 
 from mockserver.engine.app import MAX_HEADER_BYTES, Config, MockApp
@@ -388,3 +390,35 @@ def test_remembered_parameter_values_keep_every_check(mock: MockApp) -> None:
         validator.query([("workspace_id", "ws_harborview"), ("limit", str(n % 100 + 1)),
                          ("updated_since", f"2026-10-01T{n // 60 % 24:02d}:{n % 60:02d}:00.000Z")])
     assert 0 < len(validator._accepted) <= ACCEPTED_VALUES  # 1,100+ distinct values went in
+
+
+_NAMES = ["workspace_id", "limit", "cursor", "status", "updated_since", "bogus", ""]
+_VALUES = ["ws_harborview", "ws_alpine", "20", "0", "500", "x", "", "open", "a%20b", "1+2",
+           "2026-10-01T00:00:00.000Z", "2026-13-01T00:00:00.000Z"]
+
+
+@given(st.lists(st.tuples(st.sampled_from(_NAMES), st.sampled_from(_VALUES),
+                          st.booleans()), max_size=5),
+       st.booleans())
+@settings(max_examples=300, deadline=None)
+def test_a_raw_query_string_is_validated_as_its_parsed_items(
+        session_mock: MockApp, parts: list[tuple[str, str, bool]], strict: bool) -> None:
+    """`query_string` (the pipeline's: parts remembered whole) accepts and refuses exactly as
+    `query` over `parse_query`'s items, the same values or the same message, however often
+    the same parts come back (run twice: the second from memory)."""
+    from mockserver.engine.app import parse_query
+    from mockserver.engine.errors import BadRequest
+
+    raw = "&".join(f"{n}={v}" if with_sign else n for n, v, with_sign in parts).encode()
+    validator = session_mock.validators["listConversations"]
+
+    def outcome(run: Any) -> tuple[str, Any]:
+        unknown: list[str] = []
+        try:
+            return "ok", (run(unknown), unknown)
+        except BadRequest as error:
+            return "refused", (error.message, unknown)
+
+    expected = outcome(lambda u: validator.query(parse_query(raw), strict=strict, unknown=u))
+    for _ in range(2):
+        assert outcome(lambda u: validator.query_string(raw, strict=strict, unknown=u)) == expected
