@@ -17,7 +17,6 @@ import secrets
 import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from itertools import chain
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl
@@ -134,18 +133,24 @@ def scan_headers(scope: Scope) -> tuple[str | None, str | None, int, str | None]
     and its first `X-Mock-Session` (the served `Application` reads the session from it),
     kept in the scope (`mock.headers`) with the size the journal counts (`mock.header_bytes`)."""
     headers = scope["headers"]
-    first = dict(reversed(headers))  # name -> value, the first of each name (in C, no loop)
-    size = sum(map(len, chain.from_iterable(headers)))
-    authorization, prefer, session = first.get(b"authorization"), first.get(b"prefer"), first.get(
-        SESSION_HEADER)
-    if authorization is not None:
-        authorization = authorization.decode("latin-1")
-    if prefer is not None:
-        prefer = prefer.decode("latin-1")
-    if session is not None:
-        session = session.decode("latin-1")
+    authorization = prefer = session = None
+    size = 0
+    for key, value in headers:
+        size += len(key) + len(value)
+        if key == b"authorization":
+            if authorization is None:
+                authorization = value
+        elif key == b"prefer":
+            if prefer is None:
+                prefer = value
+        elif key == SESSION_HEADER and session is None:
+            session = value
     scope["mock.header_bytes"] = size
-    found = scope["mock.headers"] = (authorization, prefer, size + 4 * len(headers), session)
+    found = scope["mock.headers"] = (
+        None if authorization is None else authorization.decode("latin-1"),
+        None if prefer is None else prefer.decode("latin-1"),
+        size + 4 * len(headers),
+        None if session is None else session.decode("latin-1"))
     return found
 
 
@@ -372,7 +377,12 @@ class MockApp:
             return
         # In memory, no faults, no request log (the common case): nothing awaited but the
         # sending, the journal entry recorded here (what `_observed` records).
-        status, body, headers = self._answer(scope, state)
+        try:  # `_answer`, inlined
+            status, body, headers = self._respond(scope, state)
+        except (ClientDisconnect, StaleRead):
+            raise
+        except Exception as exc:
+            status, body, headers = self._failed(scope, exc)
         if state.journal.enabled:
             path = scope["path"]
             if not path.startswith(_NOISE_PREFIXES):  # _browser_noise
@@ -431,11 +441,14 @@ class MockApp:
         except (ClientDisconnect, StaleRead):
             raise
         except Exception as exc:
-            ERROR_LOGGER.error("unexpected error answering %s %s", scope["method"],
-                               scope["path"], exc_info=exc)
-            scope["mock.error"] = exc
-            body = orjson.dumps({"error": f"internal error: {type(exc).__name__}: {exc}"})
-            return 500, body, _json_headers(body)
+            return self._failed(scope, exc)
+
+    def _failed(self, scope: Scope, exc: Exception) -> tuple[int, bytes, RawHeaders]:
+        ERROR_LOGGER.error("unexpected error answering %s %s", scope["method"],
+                           scope["path"], exc_info=exc)
+        scope["mock.error"] = exc
+        body = orjson.dumps({"error": f"internal error: {type(exc).__name__}: {exc}"})
+        return 500, body, _json_headers(body)
 
     async def respond(self, scope: Scope, receive: Receive,
                       state: MockState | None = None) -> tuple[int, bytes, RawHeaders]:
@@ -452,12 +465,20 @@ class MockApp:
         operation: Operation | None = None
         check = True
         try:
-            operation, raw_path = self._route(scope)
+            found = self.router.match(scope["path"])  # `_route`, inlined but for refusals
+            operation = found[0].get(scope["method"]) if found is not None else None
+            if operation is None:
+                operation, raw_path = self._route(scope)  # raises 404 or 405
+            raw_path = found[1]  # type: ignore[index]
+            scope["mock.operation"] = operation.operation_id
             if state.replicated and "mock.view" in scope:
                 # Its round trip to Redis waits: for a write's append, else for its answer
                 # (with its journal entry).
                 scope["mock.view"].deferrable = True
-            authorization, prefer = _request_headers(scope)
+            # `_request_headers`, inlined
+            authorization, prefer, size, _ = scope.get("mock.headers") or scan_headers(scope)
+            if size > MAX_HEADER_BYTES:
+                raise HeadersTooLarge(f"request headers are larger than {MAX_HEADER_BYTES} bytes")
             principal = state.shared.tokens.authenticate(authorization)  # state.tokens
             if not self.config.prefer_header:
                 prefer = None
@@ -643,8 +664,13 @@ class MockApp:
             return self._run_shared(state, scope, operation, principal, prefer, path, query,
                                     body)
         with store.lock:  # what `_run_shared`'s `handle` does, inlined (every request)
-            workspace_id, resource = self._resolve_workspace(store, operation, principal, path,
-                                                             query, body)
+            if operation.workspace_source == "query":  # most reads: `_resolve_workspace`'s
+                workspace_id, resource = query["workspace_id"], None
+                if workspace_id not in principal.workspace_ids:
+                    principal.check_workspace(workspace_id)  # raises 403
+            else:
+                workspace_id, resource = self._resolve_workspace(store, operation, principal,
+                                                                 path, query, body)
             if workspace_id is not None:
                 kind, ident = "workspace", workspace_id
             else:
