@@ -10,6 +10,8 @@ from .errors import Forbidden, Unauthorized
 
 __all__ = ["Principal", "TokenRegistry", "redact"]
 
+_ACCEPTED_HEADERS = 256  # accepted Authorization values remembered (all forgotten when full)
+
 
 @dataclass(frozen=True)
 class Principal:
@@ -47,6 +49,9 @@ def redact(token: str) -> str:
 class TokenRegistry:
     def __init__(self, tokens: Iterable[Mapping[str, Any]]) -> None:
         self._tokens: dict[str, Principal] = {}
+        # Authorization header values already accepted -> their principal (bounded; emptied
+        # when a token is added): a client sends the same header on every request.
+        self._accepted: dict[str, Principal] = {}
         for entry in tokens:
             self.add(
                 Principal(
@@ -59,11 +64,16 @@ class TokenRegistry:
 
     def add(self, principal: Principal) -> None:
         self._tokens[principal.token] = principal
+        self._accepted.clear()
 
     def __iter__(self) -> Iterator[Principal]:
         return iter(self._tokens.values())
 
     def authenticate(self, header: str | None) -> Principal:
+        if header is not None:
+            known = self._accepted.get(header)
+            if known is not None:
+                return known
         if not header:
             raise Unauthorized("Missing API token: send 'Authorization: Bearer <token>'")
         scheme, _, token = header.partition(" ")
@@ -73,4 +83,7 @@ class TokenRegistry:
         principal = self._tokens.get(token)
         if principal is None:
             raise Unauthorized("Invalid API token")
+        if len(self._accepted) >= _ACCEPTED_HEADERS:
+            self._accepted.clear()
+        self._accepted[header] = principal
         return principal

@@ -25,7 +25,7 @@ class RateLimiter:
         self.default = per_minute
         self.enabled = enabled and per_minute > 0
         self.per_workspace: dict[str, int] = {}
-        self._windows: dict[tuple[str, str], tuple[float, int]] = {}
+        self._windows: dict[tuple[str, str], list[float]] = {}  # [start, count]
         self._lock = threading.Lock()
 
     def configure(self, *, per_minute: int | None = None, enabled: bool | None = None) -> None:
@@ -63,14 +63,14 @@ class RateLimiter:
         now = self.clock.now_ms() / 1000
         key = (kind, ident)
         with self._lock:
-            start, count = self._windows.get(key, (now, 0))
-            if now - start >= WINDOW_SECONDS:
-                start, count = now, 0
-            if count >= limit:
-                retry_after = max(1, math.ceil(start + WINDOW_SECONDS - now))
+            window = self._windows.get(key)  # [start, count], changed in place
+            if window is None or now - window[0] >= WINDOW_SECONDS:
+                window = self._windows[key] = [now, 0]
+            if window[1] >= limit:
+                retry_after = max(1, math.ceil(window[0] + WINDOW_SECONDS - now))
                 raise TooManyRequests(
                     f"Rate limit exceeded: {limit} requests per minute per {kind}; "
                     f"retry after {retry_after} seconds",
                     retry_after=retry_after,
                 )
-            self._windows[key] = (start, count + 1)
+            window[1] += 1

@@ -422,3 +422,24 @@ def test_a_raw_query_string_is_validated_as_its_parsed_items(
     expected = outcome(lambda u: validator.query(parse_query(raw), strict=strict, unknown=u))
     for _ in range(2):
         assert outcome(lambda u: validator.query_string(raw, strict=strict, unknown=u)) == expected
+
+
+def test_remembered_authorization_values_follow_the_tokens() -> None:
+    """Accepted `Authorization` values are remembered; a refused one never is, a token added
+    again (another principal) is seen at once, and the memory stays bounded."""
+    from mockserver.engine.auth import _ACCEPTED_HEADERS, Principal, TokenRegistry
+    from mockserver.engine.errors import Unauthorized
+
+    registry = TokenRegistry([{"token": "tok-12345", "user_id": "u1", "access": "read",
+                               "workspace_ids": ["ws_a"]}])
+    for header in ("Bearer tok-12345", "bearer tok-12345 ", "Bearer tok-12345"):
+        assert registry.authenticate(header).access == "read"
+    for header in (None, "", "Bearer", "Basic tok-12345", "Bearer tok-1234", "Bearer a b"):
+        for _ in range(2):
+            with pytest.raises(Unauthorized):
+                registry.authenticate(header)
+    registry.add(Principal("tok-12345", "u1", "write", frozenset({"ws_a", "ws_b"})))
+    assert registry.authenticate("Bearer tok-12345").access == "write"
+    for n in range(_ACCEPTED_HEADERS + 10):
+        assert registry.authenticate("Bearer tok-12345" + " " * n).user_id == "u1"
+    assert 0 < len(registry._accepted) <= _ACCEPTED_HEADERS
