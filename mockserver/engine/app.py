@@ -129,8 +129,9 @@ MAX_HEADER_BYTES = 16_384  # inferred: common server limits are 8-16 KiB
 
 def scan_headers(scope: Scope) -> tuple[str | None, str | None, int, str | None]:
     """The one pass over the raw ASGI header list a request needs: its first `Authorization`
-    and `Prefer`, its size as `_request_headers` limits it (names, values and 4 bytes a line)
-    and its first `X-Mock-Session` (the served `Application` reads the session from it),
+    and `Prefer`, its size as `_respond` limits it to MAX_HEADER_BYTES (names, values and 4
+    bytes a line: uvicorn's httptools parser sets no limit of its own) and its first
+    `X-Mock-Session` (the served `Application` reads the session from it),
     kept in the scope (`mock.headers`) with the size the journal counts (`mock.header_bytes`)."""
     headers = scope["headers"]
     authorization = prefer = session = None
@@ -152,16 +153,6 @@ def scan_headers(scope: Scope) -> tuple[str | None, str | None, int, str | None]
         size + 4 * len(headers),
         None if session is None else session.decode("latin-1"))
     return found
-
-
-def _request_headers(scope: Scope) -> tuple[str | None, str | None]:
-    """The first `Authorization` and `Prefer` of the raw ASGI list, read in the one pass that
-    also measures the headers (`scan_headers`, unless the served application made it) and
-    refuses them past MAX_HEADER_BYTES: uvicorn's httptools parser sets no limit of its own."""
-    authorization, prefer, size, _ = scope.get("mock.headers") or scan_headers(scope)
-    if size > MAX_HEADER_BYTES:
-        raise HeadersTooLarge(f"request headers are larger than {MAX_HEADER_BYTES} bytes")
-    return authorization, prefer
 
 
 def _header(scope: Scope, name: bytes) -> str | None:
@@ -475,7 +466,7 @@ class MockApp:
                 # Its round trip to Redis waits: for a write's append, else for its answer
                 # (with its journal entry).
                 scope["mock.view"].deferrable = True
-            # `_request_headers`, inlined
+            # The header limit (431), on the one pass over the headers
             authorization, prefer, size, _ = scope.get("mock.headers") or scan_headers(scope)
             if size > MAX_HEADER_BYTES:
                 raise HeadersTooLarge(f"request headers are larger than {MAX_HEADER_BYTES} bytes")

@@ -189,8 +189,9 @@ class Journal:
                 # An answer equal to the previous one (a poll) is kept once: the entry shares
                 # the bytes already kept, and the new copy is freed at once (its memory reused
                 # hot).
-                if response_body == self._last_response:
-                    response_body = self._last_response
+                last = self._last_response  # read once: another thread may replace it
+                if response_body == last:
+                    response_body = last
         self._last_response = response_body
         # A tuple of (bytes, bytes) tuples: the garbage collector stops tracking it (a list it
         # would walk in every collection for as long as the entry is kept).
