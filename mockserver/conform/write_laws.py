@@ -249,9 +249,11 @@ def _creates(gate: Gate) -> list[Operation]:
     return found
 
 
-def _deleter(gate: Gate, create: Operation) -> Operation | None:
+def _member_operation(gate: Gate, create: Operation, method: str) -> Operation | None:
+    """The `method` operation on one record of the collection `create` adds to (GET or
+    DELETE `/v1/agents/{id}` for createAgent)."""
     for op in gate.doc.operations:
-        if op.method == "DELETE" and op.path.startswith(create.path + "/{") \
+        if op.method == method and op.path.startswith(create.path + "/{") \
                 and op.path.count("/") == create.path.count("/") + 1:
             return op
     return None
@@ -301,25 +303,16 @@ def check_creates(gate: Gate) -> None:
             continue
         _check_body_defaults(gate, op, body, data, created)
         _check_create_visible(gate, op, body, data, created)
-        deleter = _deleter(gate, op)
+        deleter = _member_operation(gate, op, "DELETE")
         if deleter is not None:
             _check_delete_sticks(gate, deleter, item_key(data))
-
-
-def _record_getter(gate: Gate, create: Operation) -> Operation | None:
-    """The GET of one record of the collection `create` adds to (`/v1/agents/{id}`)."""
-    for op in gate.doc.operations:
-        if op.method == "GET" and op.path.startswith(create.path + "/{") \
-                and op.path.count("/") == create.path.count("/") + 1:
-            return op
-    return None
 
 
 def _check_create_visible(gate: Gate, op: Operation, sent: dict[str, Any], data: dict[str, Any],
                           exchange: Exchange) -> None:
     """Read-your-writes for a create: the record it answered with reads back through its GET,
     with each sent field the answer showed as sent."""
-    getter = _record_getter(gate, op)
+    getter = _member_operation(gate, op, "GET")
     key = item_key(data)
     if getter is None or key is None:
         return

@@ -16,7 +16,6 @@ import hashlib
 import hmac
 import threading
 import weakref
-from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
@@ -316,10 +315,7 @@ def walk(
     if bucket is not None:
         # The table is the seed's (the common case): positions in the bucket's flat lists.
         records = bucket.records
-        if after is None:
-            at = len(records) if descending else 0
-        else:  # as `bucket.position`
-            at = (bisect_left if descending else bisect_right)(bucket.sort_keys, after)
+        at = bucket.position(after, descending)
         if where is None:
             if descending:
                 start = at - limit if at > limit else 0

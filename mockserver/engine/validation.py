@@ -242,14 +242,7 @@ class RequestValidator:
             if name in values:
                 raise BadRequest(f"query parameter '{name}' is given more than once")
             values[name] = value
-        for name in self._required_query:  # `_completed`, inlined
-            if name not in values:
-                raise BadRequest(f"query parameter '{name}' is required")
-        if not self._query_defaults:
-            return values
-        query = self._query_defaults.copy()
-        query.update(values)
-        return query
+        return self._completed(values)
 
     def _completed(self, values: dict[str, Any]) -> dict[str, Any]:
         """Accepted `values`: refused without a required parameter, else with the defaults."""
