@@ -176,14 +176,18 @@ def test_delete_is_soft_and_hides_the_agent(client: TestClient, mock: MockApp) -
     assert client.post(f"/v1/agents/{agent['id']}/run", json={}).status_code == 404
 
 
+def webhook_trigger(name: str = "Booking webhook", **over: Any) -> dict[str, Any]:
+    return {"name": name, "type": "webhook", "config": {}, **over}
+
+
 def test_run_with_a_single_trigger_needs_no_trigger_id(client: TestClient) -> None:
-    agent = create(client, triggers=[message_trigger()])
+    agent = create(client, triggers=[webhook_trigger()])
     response = client.post(f"/v1/agents/{agent['id']}/run", json={})
     assert response.status_code == 200
     dispatch = response.json()["data"]
     trigger = agent["triggers"][0]
     assert dispatch["dispatched"] is True
-    assert dispatch["trigger_id"] == trigger["id"] and dispatch["trigger_type"] == "message"
+    assert dispatch["trigger_id"] == trigger["id"] and dispatch["trigger_type"] == "webhook"
     runs = client.get(f"/v1/agents/{agent['id']}/runs").json()["data"]
     assert len(runs) == 1
     run = runs[0]
@@ -193,7 +197,7 @@ def test_run_with_a_single_trigger_needs_no_trigger_id(client: TestClient) -> No
 
 
 def test_run_with_several_triggers_needs_a_known_trigger_id(client: TestClient) -> None:
-    agent = create(client, triggers=[message_trigger("a"),
+    agent = create(client, triggers=[webhook_trigger("a"),
                                      message_trigger("b", type="cron", config={})])
     missing = client.post(f"/v1/agents/{agent['id']}/run", json={})
     assert missing.status_code == 400 and "trigger_id" in missing.json()["error"]
@@ -206,6 +210,31 @@ def test_run_with_several_triggers_needs_a_known_trigger_id(client: TestClient) 
         cron["id"]
 
 
+@pytest.mark.parametrize("patch", [{}, {"operation_mode": "inactive"}])
+def test_a_message_trigger_is_not_dispatched_manually(client: TestClient,
+                                                      patch: dict[str, Any]) -> None:
+    """Reference (agents/run): channel/message triggers are not supported. 400 naming
+    `trigger_id` (DECISIONS E22), whether the trigger is the only one or named, and whatever
+    the agent's mode; no run is recorded."""
+    agent = create(client, triggers=[message_trigger()])
+    if patch:
+        client.patch(f"/v1/agents/{agent['id']}", json=patch)
+    only = client.post(f"/v1/agents/{agent['id']}/run", json={"payload": {"text": "hi"}})
+    assert only.status_code == 400, only.text
+    error = only.json()["error"]
+    assert "trigger_id" in error and "message trigger" in error
+    assert agent["triggers"][0]["id"] in error
+    both = create(client, triggers=[message_trigger(), webhook_trigger()])
+    named = client.post(f"/v1/agents/{both['id']}/run",
+                        json={"trigger_id": both["triggers"][0]["id"]})
+    assert named.status_code == 400 and "trigger_id" in named.json()["error"]
+    for a in (agent, both):
+        assert client.get(f"/v1/agents/{a['id']}/runs").json()["data"] == []
+    webhook = client.post(f"/v1/agents/{both['id']}/run",
+                          json={"trigger_id": both["triggers"][1]["id"]})
+    assert webhook.status_code == 200 and webhook.json()["data"]["dispatched"] is True
+
+
 def test_run_without_triggers_is_refused(client: TestClient) -> None:
     agent = create(client)
     response = client.post(f"/v1/agents/{agent['id']}/run", json={})
@@ -214,7 +243,7 @@ def test_run_without_triggers_is_refused(client: TestClient) -> None:
 
 @pytest.mark.parametrize("patch", [{"operation_mode": "inactive"}, {"enabled": False}])
 def test_inactive_agent_is_not_dispatched(client: TestClient, patch: dict[str, Any]) -> None:
-    agent = create(client, triggers=[message_trigger()])
+    agent = create(client, triggers=[webhook_trigger()])
     client.patch(f"/v1/agents/{agent['id']}", json=patch)
     dispatch = client.post(f"/v1/agents/{agent['id']}/run", json={}).json()["data"]
     assert dispatch["dispatched"] is False and dispatch["run_id"] is None

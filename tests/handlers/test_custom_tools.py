@@ -36,6 +36,21 @@ def test_create_starts_at_version_one(client: TestClient) -> None:
     assert client.get(f"/v1/custom-tools/{tool['id']}", headers=auth(OTHER)).status_code == 403
 
 
+def test_description_is_optional_on_create(client: TestClient) -> None:
+    """Reference (custom-tools/create): only a maximum length is shown for `description`, after
+    the required fields; omitted, it is "" (the document's default, DECISIONS E23)."""
+    response = client.post("/v1/custom-tools", json={
+        "workspace_id": HARBOR, "name": "t-bare", "language": "python", "code": PY_OK})
+    assert response.status_code == 201, response.text
+    tool = response.json()["data"]
+    assert tool["description"] == ""
+    assert client.get(f"/v1/custom-tools/{tool['id']}").json()["data"] == tool
+    too_long = client.post("/v1/custom-tools", json={
+        "workspace_id": HARBOR, "name": "t-long", "language": "python", "code": PY_OK,
+        "description": "x" * 1025})
+    assert too_long.status_code == 400 and "description" in too_long.json()["error"]
+
+
 @pytest.mark.parametrize(("language", "code", "missing"), [
     ("python", "def helper(**params):\n    return {'message': 'x'}\n", "main"),
     ("python", "def main(**params):\n    print('no result')\n", "return"),

@@ -180,6 +180,13 @@ def run_agent(ctx: Context) -> dict[str, Any]:
             raise BadRequest(f"body field 'trigger_id': {trigger_id!r} is not a trigger of "
                              f"agent {agent['id']!r}")
         trigger = found[0]
+    if trigger["type"] == "message":
+        # Reference: channel/message triggers are not supported by a manual dispatch; the
+        # status (400 naming trigger_id, no run recorded) is inferred (spec/DECISIONS.md E22).
+        raise BadRequest(f"body field 'trigger_id': trigger {trigger['id']!r} of agent "
+                         f"{agent['id']!r} is a message trigger; channel/message triggers "
+                         "cannot be dispatched manually (cron, webhook, workflow and event "
+                         "triggers can)")
     # Inferred: a manual dispatch of a disabled agent, an agent in operation_mode inactive or
     # a disabled trigger is accepted (200) but not dispatched: `dispatched` is false, no run
     # is recorded and run_id is null. The mode governs whether the agent acts at all.
