@@ -264,7 +264,9 @@ class Factory:
                "autopilot_sent": True, "proposal_outcome": None, "contact_id": conversation_id,
                "conversation_id": conversation_id, "trigger_id": "tr1", "error": None,
                "duration_ms": 1, "token_usage": {"input": 1, "output": 1}, "total_cost": 0,
-               "trace_id": "t", "created_at": PAST, "completed_at": PAST}
+               "trace_id": "t", "created_at": PAST, "completed_at": PAST,
+               "session_id": None, "trigger_event_id": None, "response": None,
+               "reflection": None, "tool_trace": []}
         run.update(over)
         self.insert("agent_runs", run)
         return run
