@@ -250,13 +250,17 @@ def _agent_tool(client: TestClient, agent_id: str, name: str) -> dict[str, Any] 
     return next((t for t in tools["data"] if t["name"] == name), None)
 
 
-def test_a_deleted_tool_is_gone_everywhere_with_its_access_records(client: TestClient) -> None:
+def test_a_deleted_tool_is_gone_everywhere_with_its_access_records(client: TestClient,
+                                                                     mock: MockApp) -> None:
     tool = create(client)
     agent = client.post("/v1/agents", json={"workspace_id": HARBOR, "name": "Desk"}).json()["data"]
     switched = client.patch(f"/v1/agents/{agent['id']}/tools",
                             json={"tool_name": tool["name"], "source": "custom", "enabled": True})
     assert switched.status_code == 200
     assert _agent_tool(client, agent["id"], tool["name"])["enabled"] is True  # type: ignore[index]
+    # Another agent holds a switch by the tool's name, as fixtures may.
+    by_name = client.post("/v1/agents", json={"workspace_id": HARBOR, "name": "Night"}).json()
+    mock.store.update("agents", by_name["data"]["id"], {"_tool_states": {tool["name"]: True}})
 
     response = client.delete(f"/v1/custom-tools/{tool['id']}")
     assert response.status_code == 200, response.text
@@ -273,10 +277,14 @@ def test_a_deleted_tool_is_gone_everywhere_with_its_access_records(client: TestC
     assert client.patch(f"/v1/custom-tools/{tool['id']}",
                         json={"description": "x"}).status_code == 404
     assert client.delete(f"/v1/custom-tools/{tool['id']}").status_code == 404
-    # Its access records went with it: a new tool of the same name starts from its default.
+    # Its access records went with it: no agent keeps a switch of it, and a new tool of the
+    # same name starts from its default on every agent.
+    for holder in (agent["id"], by_name["data"]["id"]):
+        assert mock.store.get("agents", holder)["_tool_states"] == {}  # type: ignore[index]
     again = create(client)
     assert again["id"] != tool["id"]
-    assert _agent_tool(client, agent["id"], tool["name"])["enabled"] is False  # type: ignore[index]
+    for holder in (agent["id"], by_name["data"]["id"]):
+        assert _agent_tool(client, holder, tool["name"])["enabled"] is False  # type: ignore[index]
 
 
 def test_delete_needs_write_access_and_the_tools_workspace(client: TestClient) -> None:
