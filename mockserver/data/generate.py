@@ -413,6 +413,11 @@ class _Builder:
             "duration_ms": duration, "token_usage": {"input": tokens_in, "output": tokens_out},
             "total_cost": round(tokens_in * 3e-6 + tokens_out * 15e-6, 6), "trace_id": f"trace-g{n:07d}",
             "created_at": self.ts(started), "completed_at": self.ts(started + duration) if done else None,
+            "session_id": f"sess_g{n:07d}", "trigger_event_id": f"te_g{n:07d}",
+            "response": None if escalated or not done or status == "failed" else topic[2],
+            "reflection": ("The guest needs a decision only the team can make, so I escalated." if escalated else
+                           "Answered from the knowledge base; no tool was needed.") if done else None,
+            "tool_trace": [],
         })
         if escalated:
             state = rng.choice(("pending", "pending", "reviewed", "resolved", "dismissed"))

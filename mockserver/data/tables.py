@@ -43,7 +43,8 @@ TABLES: dict[str, TableDef] = {
         TableDef("builtin_tools", ("CatalogueTool",), prefix="bt", workspace_field=None),
         TableDef("agents", ("Agent",), prefix="ag", refs=_WS, derived=("skills",)),
         TableDef("deleted_agents", (), prefix="ag"),
-        TableDef("agent_runs", ("AgentRun",), prefix="ar",
+        # A run as listed (AgentRun) and as read by id (AgentRunDetail: the list's fields and more).
+        TableDef("agent_runs", ("AgentRun", "AgentRunDetail"), prefix="ar",
                  refs={**_WS, "agent_id": "agents", "contact_id": "contacts",
                        "conversation_id": "conversations"}),
         TableDef("agent_connections", ("AgentConnection",), prefix="cn", refs=_WS),

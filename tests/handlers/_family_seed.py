@@ -74,7 +74,11 @@ def agent_run(mock: MockApp, key: str, agent_id: str, workspace: str, status: st
               "conversation_id": thread, "trigger_id": "", "error": None, "duration_ms": 10,
               "token_usage": {"input": 1, "output": 2}, "total_cost": 0.01,
               "trace_id": "0" * 32, "created_at": created_at,
-              "completed_at": None if status in ("accepted", "running") else created_at}
+              "completed_at": None if status in ("accepted", "running") else created_at,
+              "session_id": f"sess_{key}", "trigger_event_id": f"te_{key}",
+              "response": "Done." if status == "completed" else None,
+              "reflection": "Answered." if status == "completed" else None,
+              "tool_trace": []}
     insert_checked(mock.store, mock.spec, "agent_runs", record)
     return record
 

@@ -132,19 +132,24 @@ class Factory:
 
     def sender(self, ws: str = HARBOR, channel: str = "email", **over: Any) -> dict:
         address = f"{self._id('s')}@example.com"
-        kind = {"email": "gmail_account", "whatsapp": "whatsapp_number", "sms": "sms_number"}[channel]
-        sender = {"id": f"{kind}:{address}", "workspace_id": ws, "kind": kind, "address": address,
-                  "display_name": "Front desk", "channel": channel, "is_default": False}
+        kind = {"email": "gmail_account", "whatsapp": "whatsapp_number",
+                "sms": "phone_number_config"}[channel]
+        sender = {"id": f"{kind}:{address}", "workspace_id": ws, "provider_type": kind,
+                  "value": address, "display_name": "Front desk", "channel": channel,
+                  "is_default": False}
         sender.update(over)
         self.insert("senders", sender)
         return sender
 
     def template(self, ws: str = HARBOR, **over: Any) -> dict:
         n = next(self._seq)
-        template = {"content_sid": f"HX{n:032x}", "workspace_id": ws, "friendly_name": "welcome",
-                    "language": "en", "body": "Hi {{1}}, welcome to {{2}}!",
-                    "variables": {"1": "Jane", "2": "the loft"}, "approval_status": "approved",
-                    "created_at": PAST}
+        sid = f"HX{n:032x}"
+        template = {"id": sid, "content_sid": sid, "workspace_id": ws,
+                    "friendly_name": "welcome", "language": "en", "status": "approved",
+                    "category": "UTILITY", "content_type": "twilio/text",
+                    "rejection_reason": "", "body": "Hi {{1}}, welcome to {{2}}!",
+                    "variables": {"1": "Guest name", "2": "Listing name"},
+                    "created_at": PAST, "updated_at": PAST}
         template.update(over)
         self.insert("whatsapp_templates", template)
         return template
@@ -259,7 +264,9 @@ class Factory:
                "autopilot_sent": True, "proposal_outcome": None, "contact_id": conversation_id,
                "conversation_id": conversation_id, "trigger_id": "tr1", "error": None,
                "duration_ms": 1, "token_usage": {"input": 1, "output": 1}, "total_cost": 0,
-               "trace_id": "t", "created_at": PAST, "completed_at": PAST}
+               "trace_id": "t", "created_at": PAST, "completed_at": PAST,
+               "session_id": None, "trigger_event_id": None, "response": None,
+               "reflection": None, "tool_trace": []}
         run.update(over)
         self.insert("agent_runs", run)
         return run

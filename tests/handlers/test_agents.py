@@ -176,14 +176,18 @@ def test_delete_is_soft_and_hides_the_agent(client: TestClient, mock: MockApp) -
     assert client.post(f"/v1/agents/{agent['id']}/run", json={}).status_code == 404
 
 
+def webhook_trigger(name: str = "Booking webhook", **over: Any) -> dict[str, Any]:
+    return {"name": name, "type": "webhook", "config": {}, **over}
+
+
 def test_run_with_a_single_trigger_needs_no_trigger_id(client: TestClient) -> None:
-    agent = create(client, triggers=[message_trigger()])
+    agent = create(client, triggers=[webhook_trigger()])
     response = client.post(f"/v1/agents/{agent['id']}/run", json={})
     assert response.status_code == 200
     dispatch = response.json()["data"]
     trigger = agent["triggers"][0]
     assert dispatch["dispatched"] is True
-    assert dispatch["trigger_id"] == trigger["id"] and dispatch["trigger_type"] == "message"
+    assert dispatch["trigger_id"] == trigger["id"] and dispatch["trigger_type"] == "webhook"
     runs = client.get(f"/v1/agents/{agent['id']}/runs").json()["data"]
     assert len(runs) == 1
     run = runs[0]
@@ -193,7 +197,7 @@ def test_run_with_a_single_trigger_needs_no_trigger_id(client: TestClient) -> No
 
 
 def test_run_with_several_triggers_needs_a_known_trigger_id(client: TestClient) -> None:
-    agent = create(client, triggers=[message_trigger("a"),
+    agent = create(client, triggers=[webhook_trigger("a"),
                                      message_trigger("b", type="cron", config={})])
     missing = client.post(f"/v1/agents/{agent['id']}/run", json={})
     assert missing.status_code == 400 and "trigger_id" in missing.json()["error"]
@@ -206,6 +210,31 @@ def test_run_with_several_triggers_needs_a_known_trigger_id(client: TestClient) 
         cron["id"]
 
 
+@pytest.mark.parametrize("patch", [{}, {"operation_mode": "inactive"}])
+def test_a_message_trigger_is_not_dispatched_manually(client: TestClient,
+                                                      patch: dict[str, Any]) -> None:
+    """Reference (agents/run): channel/message triggers are not supported. 400 naming
+    `trigger_id` (DECISIONS E22), whether the trigger is the only one or named, and whatever
+    the agent's mode; no run is recorded."""
+    agent = create(client, triggers=[message_trigger()])
+    if patch:
+        client.patch(f"/v1/agents/{agent['id']}", json=patch)
+    only = client.post(f"/v1/agents/{agent['id']}/run", json={"payload": {"text": "hi"}})
+    assert only.status_code == 400, only.text
+    error = only.json()["error"]
+    assert "trigger_id" in error and "message trigger" in error
+    assert agent["triggers"][0]["id"] in error
+    both = create(client, triggers=[message_trigger(), webhook_trigger()])
+    named = client.post(f"/v1/agents/{both['id']}/run",
+                        json={"trigger_id": both["triggers"][0]["id"]})
+    assert named.status_code == 400 and "trigger_id" in named.json()["error"]
+    for a in (agent, both):
+        assert client.get(f"/v1/agents/{a['id']}/runs").json()["data"] == []
+    webhook = client.post(f"/v1/agents/{both['id']}/run",
+                          json={"trigger_id": both["triggers"][1]["id"]})
+    assert webhook.status_code == 200 and webhook.json()["data"]["dispatched"] is True
+
+
 def test_run_without_triggers_is_refused(client: TestClient) -> None:
     agent = create(client)
     response = client.post(f"/v1/agents/{agent['id']}/run", json={})
@@ -214,7 +243,7 @@ def test_run_without_triggers_is_refused(client: TestClient) -> None:
 
 @pytest.mark.parametrize("patch", [{"operation_mode": "inactive"}, {"enabled": False}])
 def test_inactive_agent_is_not_dispatched(client: TestClient, patch: dict[str, Any]) -> None:
-    agent = create(client, triggers=[message_trigger()])
+    agent = create(client, triggers=[webhook_trigger()])
     client.patch(f"/v1/agents/{agent['id']}", json=patch)
     dispatch = client.post(f"/v1/agents/{agent['id']}/run", json={}).json()["data"]
     assert dispatch["dispatched"] is False and dispatch["run_id"] is None
@@ -317,3 +346,122 @@ def test_unknown_keys_in_an_autopilot_schedule_are_refused_and_nothing_is_kept(
     assert client.get(f"/v1/agents/{agent['id']}").json()["data"] == agent
     after = client.get("/v1/agents", params={"workspace_id": HARBOR, "limit": 100}).json()
     assert len(after["data"]) == len(before["data"]) + 1
+
+
+# -- vendor parity: toggle a tool, read a run (spec/DECISIONS.md E24, E25) ------------------
+
+
+def tools_of(client: TestClient, agent_id: str) -> dict[tuple[str, str], dict[str, Any]]:
+    data = client.get(f"/v1/agents/{agent_id}/tools").json()["data"]
+    return {(t["source"], t["name"]): t for t in data}
+
+
+def test_toggling_a_tool_changes_the_agents_tools(client: TestClient, mock: MockApp) -> None:
+    """PATCH /v1/agents/{id}/tools (reference: agents/set-tool): the (tool_name, source) pair
+    picks the tool; the answer is its access state after the change, and the agent's tool
+    list shows it from then on, for that agent only."""
+    builtin_tool(mock, "t_bt_kb", "t-search-kb", enabled=True)
+    custom = client.post("/v1/custom-tools", json={
+        "workspace_id": HARBOR, "name": "t-search-kb", "language": "python",
+        "code": "def main(**params):\n    return {'message': 'ok'}\n"}).json()["data"]
+    agent, other = create(client), create(client, name="Other")
+    before = tools_of(client, agent["id"])
+    assert before[("builtin", "t-search-kb")]["enabled"] is True
+    assert before[("custom", "t-search-kb")]["enabled"] is False  # not enable_globally
+
+    off = client.patch(f"/v1/agents/{agent['id']}/tools",
+                       json={"tool_name": "t-search-kb", "source": "builtin", "enabled": False})
+    assert off.status_code == 200, off.text
+    assert off.json()["data"] == {**before[("builtin", "t-search-kb")], "enabled": False}
+    on = client.patch(f"/v1/agents/{agent['id']}/tools",
+                      json={"tool_name": "t-search-kb", "source": "custom", "enabled": True})
+    assert on.json()["data"]["id"] == custom["id"] and on.json()["data"]["enabled"] is True
+    after = tools_of(client, agent["id"])
+    assert after[("builtin", "t-search-kb")]["enabled"] is False
+    assert after[("custom", "t-search-kb")]["enabled"] is True  # same name, its own switch
+    assert {k: v for k, v in after.items() if "t-search-kb" not in k} == \
+        {k: v for k, v in before.items() if "t-search-kb" not in k}
+    assert tools_of(client, other["id"]) == before  # another agent keeps its own
+    builtin_only = client.get(f"/v1/agents/{agent['id']}/tools",
+                              params={"source": "builtin"}).json()["data"]
+    assert next(t for t in builtin_only if t["name"] == "t-search-kb")["enabled"] is False
+    # Switched back: the tool reads as it did.
+    client.patch(f"/v1/agents/{agent['id']}/tools",
+                 json={"tool_name": "t-search-kb", "source": "builtin", "enabled": True})
+    assert tools_of(client, agent["id"])[("builtin", "t-search-kb")]["enabled"] is True
+
+
+@pytest.mark.parametrize(("body", "field"), [
+    ({"tool_name": "t-nope", "source": "builtin", "enabled": False}, "tool_name"),
+    ({"tool_name": "t-search-kb", "source": "custom", "enabled": False}, "tool_name"),
+    ({"tool_name": "", "source": "builtin", "enabled": False}, "tool_name"),
+    ({"tool_name": "t-search-kb", "source": "mcp", "enabled": False}, "source"),
+    ({"tool_name": "t-search-kb", "source": "builtin"}, "enabled"),
+    ({"tool_name": "t-search-kb", "source": "builtin", "enabled": "no"}, "enabled"),
+    ({"source": "builtin", "enabled": False}, "tool_name"),
+    ({"tool_name": "t-search-kb", "source": "builtin", "enabled": False, "x": 1}, "'x'"),
+])
+def test_a_bad_tool_toggle_is_refused_naming_the_field(client: TestClient, mock: MockApp,
+                                                       body: dict[str, Any],
+                                                       field: str) -> None:
+    builtin_tool(mock, "t_bt_kb", "t-search-kb", enabled=True)
+    agent = create(client)
+    before = client.get(f"/v1/agents/{agent['id']}/tools").json()
+    response = client.patch(f"/v1/agents/{agent['id']}/tools", json=body)
+    assert response.status_code == 400, response.text
+    assert field in response.json()["error"]
+    assert client.get(f"/v1/agents/{agent['id']}/tools").json() == before
+
+
+def test_toggling_needs_write_access_and_the_agents_workspace(client: TestClient,
+                                                              mock: MockApp) -> None:
+    builtin_tool(mock, "t_bt_kb", "t-search-kb", enabled=True)
+    agent = create(client)
+    body = {"tool_name": "t-search-kb", "source": "builtin", "enabled": False}
+    url = f"/v1/agents/{agent['id']}/tools"
+    assert client.patch(url, json=body, headers=auth(READ)).status_code == 403
+    assert client.patch(url, json=body, params={"workspace_id": ALPINE}).status_code == 404
+    assert client.patch("/v1/agents/t_ag_nope/tools", json=body).status_code == 404
+    assert tools_of(client, agent["id"])[("builtin", "t-search-kb")]["enabled"] is True
+
+
+def test_a_fixture_run_reads_back_with_its_trace(client: TestClient, mock: MockApp) -> None:
+    """GET /v1/agents/{id}/runs/{run_id} (reference: agents/get-run): the list's fields plus
+    session, trigger event, reply, reasoning and the ordered tool calls."""
+    listed = client.get("/v1/agents/ag_harbor_concierge/runs", params={"limit": 100}).json()
+    item = next(r for r in listed["data"] if r["id"] == "ar_emma_clarke_01")
+    response = client.get("/v1/agents/ag_harbor_concierge/runs/ar_emma_clarke_01",
+                          headers=auth(READ))
+    assert response.status_code == 200, response.text
+    run = response.json()["data"]
+    assert {k: run[k] for k in item} == item
+    assert set(run) - set(item) == {"session_id", "trigger_event_id", "response", "reflection",
+                                    "tool_trace"}
+    assert run["session_id"] == "sess_emma_clarke_01" and run["response"].startswith("Thanks")
+    assert [c["name"] for c in run["tool_trace"]] == ["lookup_reservation", "send_door_code"]
+    assert run["tool_trace"][0]["input"] == {"contact_id": "ph_emma_clarke"}
+
+
+def test_a_run_is_read_through_its_own_agent_only(client: TestClient) -> None:
+    url = "/v1/agents/ag_harbor_night_owl/runs/ar_emma_clarke_01"  # another agent's run
+    response = client.get(url)
+    assert response.status_code == 404 and "ar_emma_clarke_01" in response.json()["error"]
+    missing = client.get("/v1/agents/ag_harbor_concierge/runs/ar_t_nope")
+    assert missing.status_code == 404 and "ar_t_nope" in missing.json()["error"]
+    assert client.get("/v1/agents/ag_harbor_concierge/runs/ar_emma_clarke_01",
+                      headers=auth("mock-other-token")).status_code == 403
+    bad = client.get("/v1/agents/ag_harbor_concierge/runs/a%20b")
+    assert bad.status_code == 400 and "run_id" in bad.json()["error"]
+
+
+def test_a_dispatched_run_reads_back_by_id(client: TestClient) -> None:
+    agent = create(client, triggers=[webhook_trigger()])
+    dispatch = client.post(f"/v1/agents/{agent['id']}/run",
+                           json={"payload": {"booking": "HM1"}}).json()["data"]
+    [listed] = client.get(f"/v1/agents/{agent['id']}/runs").json()["data"]
+    assert listed["run_id"] == dispatch["run_id"]
+    run = client.get(f"/v1/agents/{agent['id']}/runs/{listed['id']}").json()["data"]
+    assert {k: run[k] for k in listed} == listed
+    assert run["status"] == "accepted" and run["tool_trace"] == []
+    assert run["response"] is None and run["reflection"] is None and run["session_id"] is None
+    assert run["trigger_event_id"]

@@ -183,6 +183,20 @@ def test_send_whatsapp_template(client, make: Factory) -> None:
     assert msgs[-1]["body"] == "Hi Ada, welcome to Harbor Loft!"
 
 
+def test_only_an_approved_template_is_sent(client, make: Factory) -> None:
+    """The template's `status` (the reference's name) decides: pending or rejected is a 400
+    naming the field, and nothing is sent."""
+    c = make.contact()
+    for status in ("pending", "rejected"):
+        template = make.template(status=status)
+        r = client.post(f"/v1/contacts/{c['id']}/messages", json={
+            "channel_node_id": c["channels"][1]["id"],
+            "whatsapp_template": {"content_sid": template["content_sid"]}})
+        assert r.status_code == 400, r.text
+        assert "whatsapp_template/content_sid" in r.json()["error"] and status in r.json()["error"]
+    assert client.get(f"/v1/contacts/{c['id']}/messages").json()["data"] == []
+
+
 def test_pause_and_resume_ai(client, make: Factory) -> None:
     c = make.contact()
     r = client.post(f"/v1/contacts/{c['id']}/pause-ai")

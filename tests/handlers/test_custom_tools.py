@@ -36,6 +36,21 @@ def test_create_starts_at_version_one(client: TestClient) -> None:
     assert client.get(f"/v1/custom-tools/{tool['id']}", headers=auth(OTHER)).status_code == 403
 
 
+def test_description_is_optional_on_create(client: TestClient) -> None:
+    """Reference (custom-tools/create): only a maximum length is shown for `description`, after
+    the required fields; omitted, it is "" (the document's default, DECISIONS E23)."""
+    response = client.post("/v1/custom-tools", json={
+        "workspace_id": HARBOR, "name": "t-bare", "language": "python", "code": PY_OK})
+    assert response.status_code == 201, response.text
+    tool = response.json()["data"]
+    assert tool["description"] == ""
+    assert client.get(f"/v1/custom-tools/{tool['id']}").json()["data"] == tool
+    too_long = client.post("/v1/custom-tools", json={
+        "workspace_id": HARBOR, "name": "t-long", "language": "python", "code": PY_OK,
+        "description": "x" * 1025})
+    assert too_long.status_code == 400 and "description" in too_long.json()["error"]
+
+
 @pytest.mark.parametrize(("language", "code", "missing"), [
     ("python", "def helper(**params):\n    return {'message': 'x'}\n", "main"),
     ("python", "def main(**params):\n    print('no result')\n", "return"),
@@ -225,3 +240,57 @@ def test_every_tool_of_the_dataset_runs(client: TestClient, mock: MockApp) -> No
         response = client.post(f"/v1/custom-tools/{tool['id']}/run", json={"parameters": args})
         assert response.status_code == 200, response.text
         assert isinstance(response.json()["data"]["success"], bool)
+
+
+# -- vendor parity: delete (reference: custom-tools/delete, spec/DECISIONS.md E26) ----------
+
+
+def _agent_tool(client: TestClient, agent_id: str, name: str) -> dict[str, Any] | None:
+    tools = client.get(f"/v1/agents/{agent_id}/tools", params={"source": "custom"}).json()
+    return next((t for t in tools["data"] if t["name"] == name), None)
+
+
+def test_a_deleted_tool_is_gone_everywhere_with_its_access_records(client: TestClient,
+                                                                     mock: MockApp) -> None:
+    tool = create(client)
+    agent = client.post("/v1/agents", json={"workspace_id": HARBOR, "name": "Desk"}).json()["data"]
+    switched = client.patch(f"/v1/agents/{agent['id']}/tools",
+                            json={"tool_name": tool["name"], "source": "custom", "enabled": True})
+    assert switched.status_code == 200
+    assert _agent_tool(client, agent["id"], tool["name"])["enabled"] is True  # type: ignore[index]
+    # Another agent holds a switch by the tool's name, as fixtures may.
+    by_name = client.post("/v1/agents", json={"workspace_id": HARBOR, "name": "Night"}).json()
+    mock.store.update("agents", by_name["data"]["id"], {"_tool_states": {tool["name"]: True}})
+
+    response = client.delete(f"/v1/custom-tools/{tool['id']}")
+    assert response.status_code == 200, response.text
+    assert response.json() == {"data": {"id": tool["id"], "deleted": True}}
+    assert client.get(f"/v1/custom-tools/{tool['id']}").status_code == 404
+    listed = client.get("/v1/custom-tools", params={"workspace_id": HARBOR, "limit": 100}).json()
+    assert tool["id"] not in [t["id"] for t in listed["data"]]
+    assert _agent_tool(client, agent["id"], tool["name"]) is None
+    gone = client.patch(f"/v1/agents/{agent['id']}/tools",
+                        json={"tool_name": tool["name"], "source": "custom", "enabled": False})
+    assert gone.status_code == 400 and "tool_name" in gone.json()["error"]
+    assert client.post(f"/v1/custom-tools/{tool['id']}/run",
+                       json={"parameters": {"city": "Oslo"}}).status_code == 404
+    assert client.patch(f"/v1/custom-tools/{tool['id']}",
+                        json={"description": "x"}).status_code == 404
+    assert client.delete(f"/v1/custom-tools/{tool['id']}").status_code == 404
+    # Its access records went with it: no agent keeps a switch of it, and a new tool of the
+    # same name starts from its default on every agent.
+    for holder in (agent["id"], by_name["data"]["id"]):
+        assert mock.store.get("agents", holder)["_tool_states"] == {}  # type: ignore[index]
+    again = create(client)
+    assert again["id"] != tool["id"]
+    for holder in (agent["id"], by_name["data"]["id"]):
+        assert _agent_tool(client, holder, tool["name"])["enabled"] is False  # type: ignore[index]
+
+
+def test_delete_needs_write_access_and_the_tools_workspace(client: TestClient) -> None:
+    tool = create(client)
+    url = f"/v1/custom-tools/{tool['id']}"
+    assert client.delete(url, headers=auth(READ)).status_code == 403
+    assert client.delete(url, headers=auth(OTHER)).status_code == 403
+    assert client.delete(url, params={"workspace_id": ALPINE}).status_code == 404
+    assert client.get(url).json()["data"] == tool  # nothing was deleted

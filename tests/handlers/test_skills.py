@@ -32,12 +32,22 @@ def test_create_and_read(client: TestClient) -> None:
     assert client.get(f"/v1/skills/{skill['id']}", headers=auth(OTHER)).status_code == 403
 
 
-def test_auto_assignment_must_be_explicit(client: TestClient) -> None:
+def test_omitted_auto_assignment_assigns_nothing(client: TestClient) -> None:
+    """Reference (skills/create): the field is optional and callers opt in explicitly, so a
+    body without it is created (201) and attached to no agent (DECISIONS E4)."""
+    client.post("/v1/agents", json={"workspace_id": HARBOR, "name": "One"})
+    before = agents_of(client, HARBOR)
     body = new_skill()
     del body["auto_assign_to_existing_v2_agents"]
     response = client.post("/v1/skills", json=body)
-    assert response.status_code == 400
-    assert "auto_assign_to_existing_v2_agents" in response.json()["error"]
+    assert response.status_code == 201, response.text
+    skill = response.json()["data"]
+    assert agents_of(client, HARBOR) == before
+    assert client.get(f"/v1/skills/{skill['id']}").json()["data"] == skill
+    wrong = client.post("/v1/skills", json=new_skill(name="t-other",
+                                                     auto_assign_to_existing_v2_agents="yes"))
+    assert wrong.status_code == 400
+    assert "auto_assign_to_existing_v2_agents" in wrong.json()["error"]
 
 
 def test_auto_assign_true_attaches_to_every_agent_of_the_workspace(client: TestClient) -> None:

@@ -80,27 +80,56 @@ def test_another_workspace_is_forbidden(client: TestClient) -> None:
         assert response.status_code == 403, path
 
 
-def test_senders_and_templates_of_the_workspace(client: TestClient, mock: MockApp) -> None:
-    for ws, address in [(HARBOR, "front-t@example.com"), (ALPINE, "alpine-t@example.com")]:
-        insert_checked(mock.store, mock.spec, "senders", {
-            "id": f"gmail_account:{address}", "workspace_id": ws, "kind": "gmail_account",
-            "address": address, "display_name": "Front desk", "channel": "email",
-            "is_default": False})
-    senders = client.get(f"/v1/workspaces/{HARBOR}/senders", params={"limit": 100}).json()
-    ids = [s["id"] for s in senders["data"]]
-    assert "gmail_account:front-t@example.com" in ids
-    assert "gmail_account:alpine-t@example.com" not in ids
+def test_senders_are_the_vendors_data_only_list(client: TestClient, mock: MockApp) -> None:
+    """Reference (workspaces/senders): `{data}` only, every sender of the workspace (a client
+    written for the real service reads `data` once), with the vendor's field names."""
+    for n in range(25):  # more than one default page
+        for ws in (HARBOR, ALPINE):
+            value = f"desk{n:02d}-{ws}@example.com"
+            insert_checked(mock.store, mock.spec, "senders", {
+                "id": f"gmail_account:{value}", "workspace_id": ws,
+                "provider_type": "gmail_account", "value": value, "display_name": "Front desk",
+                "channel": "email", "is_default": False})
+    body = client.get(f"/v1/workspaces/{HARBOR}/senders").json()
+    assert set(body) == {"data"}
+    ids = [s["id"] for s in body["data"]]
+    mine = [i for i in ids if i.endswith(f"-{HARBOR}@example.com")]
+    assert len(mine) == 25 and not any(i.endswith(f"-{ALPINE}@example.com") for i in ids)
     assert ids == sorted(ids)
+    sms = next(s for s in body["data"] if s["channel"] == "sms")
+    assert sms == {"id": "phone_number_config:+12065550100", "workspace_id": HARBOR,
+                   "channel": "sms", "provider_type": "phone_number_config",
+                   "value": "+12065550100", "display_name": "Harbor View Rentals",
+                   "is_default": True}
+    # `limit` is no parameter of this list any more: ignored like any unknown one (B10).
+    assert client.get(f"/v1/workspaces/{HARBOR}/senders", params={"limit": 1}).json() == body
 
-    for n, created in [(1, "2026-01-01T00:00:00.000Z"), (2, "2026-01-02T00:00:00.000Z")]:
+
+def test_templates_are_the_vendors_data_only_list(client: TestClient, mock: MockApp) -> None:
+    """Reference (workspaces/whatsapp-templates): `{data}` only, newest first, each with
+    `id` = content SID, `status`, `category`, `content_type`, `rejection_reason`,
+    `variables` (key -> label) and `updated_at`."""
+    for n in range(1, 23):
         insert_checked(mock.store, mock.spec, "whatsapp_templates", {
-            "content_sid": f"HX{n:032x}", "workspace_id": HARBOR, "friendly_name": f"t{n}",
-            "language": "en", "body": "Hi {{1}}", "variables": {"1": "Jane"},
-            "approval_status": "approved", "created_at": created})
-    templates = client.get(f"/v1/workspaces/{HARBOR}/whatsapp-templates",
-                           params={"limit": 100}).json()["data"]
-    sids = [t["content_sid"] for t in templates]
+            "id": f"HX{n:032x}", "content_sid": f"HX{n:032x}", "workspace_id": HARBOR,
+            "friendly_name": f"t{n}", "language": "en", "status": "approved",
+            "category": "UTILITY", "content_type": "twilio/text", "rejection_reason": "",
+            "body": "Hi {{1}}", "variables": {"1": "Guest name"},
+            "created_at": f"2026-01-{n:02d}T00:00:00.000Z",
+            "updated_at": f"2026-01-{n:02d}T00:00:01.000Z"})
+    body = client.get(f"/v1/workspaces/{HARBOR}/whatsapp-templates").json()
+    assert set(body) == {"data"}
+    sids = [t["content_sid"] for t in body["data"]]
+    assert all(f"HX{n:032x}" in sids for n in range(1, 23))
     assert sids.index(f"HX{2:032x}") < sids.index(f"HX{1:032x}")  # newest first
+    created = [t["created_at"] for t in body["data"]]
+    assert created == sorted(created, reverse=True)
+    assert all(t["id"] == t["content_sid"] for t in body["data"])
+    rejected = next(t for t in body["data"] if t["status"] == "rejected")
+    assert rejected["rejection_reason"] and rejected["variables"]["1"] == "Guest name"
+    assert "approval_status" not in rejected
+    alpine = client.get(f"/v1/workspaces/{ALPINE}/whatsapp-templates").json()["data"]
+    assert alpine and {t["workspace_id"] for t in alpine} == {ALPINE}
 
 
 def _rule(mock: MockApp, key: str, ws: str) -> None:

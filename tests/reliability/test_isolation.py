@@ -148,6 +148,10 @@ def build(mock: MockApp, op: Operation) -> tuple[str, dict[str, Any], Any]:
             path = path.replace("{execution_id}", execution["execution_id"])
         key = record[TABLES[op.resource_table].key]
         path = path.replace("{" + (op.resource_param or "id") + "}", str(key))
+        if "{run_id}" in path:  # a run of the addressed agent
+            run = next((r for r in mock.store.all("agent_runs") if r["agent_id"] == key),
+                       None) or _record(mock, "agent_runs")
+            path = path.replace("{run_id}", run["id"])
     if op.workspace_source == "path":
         path = path.replace("{id}", WS)
         if "{rule_id}" in path:

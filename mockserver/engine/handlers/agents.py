@@ -2,7 +2,8 @@
 
 Stored agents hold their triggers inline; `skills` is derived at read time from `skill_ids`
 (each id that names an existing skill of the agent's workspace becomes an AgentSkillSummary).
-Per-agent tool switches live in the internal `_tool_states` mapping (tool id or name → bool).
+Per-agent tool switches live in the internal `_tool_states` mapping (tool id or name → bool);
+PATCH /v1/agents/{id}/tools writes them by tool id, and deleting a custom tool removes its own.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from ..context import Context
-from ..errors import BadRequest
+from ..errors import BadRequest, NotFound
 from ..store import Record
 from . import operation
 
@@ -180,6 +181,13 @@ def run_agent(ctx: Context) -> dict[str, Any]:
             raise BadRequest(f"body field 'trigger_id': {trigger_id!r} is not a trigger of "
                              f"agent {agent['id']!r}")
         trigger = found[0]
+    if trigger["type"] == "message":
+        # Reference: channel/message triggers are not supported by a manual dispatch; the
+        # status (400 naming trigger_id, no run recorded) is inferred (spec/DECISIONS.md E22).
+        raise BadRequest(f"body field 'trigger_id': trigger {trigger['id']!r} of agent "
+                         f"{agent['id']!r} is a message trigger; channel/message triggers "
+                         "cannot be dispatched manually (cron, webhook, workflow and event "
+                         "triggers can)")
     # Inferred: a manual dispatch of a disabled agent, an agent in operation_mode inactive or
     # a disabled trigger is accepted (200) but not dispatched: `dispatched` is false, no run
     # is recorded and run_id is null. The mode governs whether the agent acts at all.
@@ -215,6 +223,13 @@ def run_agent(ctx: Context) -> dict[str, Any]:
         "trace_id": hashlib.blake2b(run_key.encode(), digest_size=16).hexdigest(),
         "created_at": ctx.now(),
         "completed_at": None,
+        # Inferred: the manual dispatch is the run's trigger event; an accepted run has no
+        # session, reply, reasoning or tool calls yet (spec/DECISIONS.md E25).
+        "session_id": None,
+        "trigger_event_id": ctx.store.new_id("te"),
+        "response": None,
+        "reflection": None,
+        "tool_trace": [],
         "_payload": payload,
     })
     return {"data": {"dispatched": True, "trigger_id": trigger["id"],
@@ -239,10 +254,10 @@ def list_tool_catalogue(ctx: Context) -> dict[str, Any]:
     return {"data": [ctx.shape(t) for t in _builtin_tools(ctx)]}
 
 
-@operation("listAgentTools")
-def list_agent_tools(ctx: Context) -> dict[str, Any]:
-    agent = ctx.resource
-    assert agent is not None
+def _agent_tools(ctx: Context, agent: Record, source: str | None) -> list[dict[str, Any]]:
+    """The tools the agent resolves (the operation's AgentTool), with its per-agent enabled
+    state: the agent's `_tool_states` switch (by tool id, or by name), else the tool's default
+    (a built-in's catalogue `enabled`, a custom tool's `enable_globally`)."""
     states: dict[str, bool] = agent.get("_tool_states") or {}
 
     def enabled(tool: Record, default: bool) -> bool:
@@ -251,7 +266,6 @@ def list_agent_tools(ctx: Context) -> dict[str, Any]:
                 return bool(states[key])
         return default
 
-    source = ctx.query.get("source")
     tools: list[dict[str, Any]] = []
     # Inferred order: built-in tools by name, then custom tools by name.
     if source in (None, "builtin"):
@@ -265,7 +279,46 @@ def list_agent_tools(ctx: Context) -> dict[str, Any]:
                    "description": t["description"],
                    "enabled": enabled(t, t["enable_globally"]),
                    "domain": None, "tags": [], "language": t["language"]} for t in custom]
-    return {"data": tools}
+    return tools
+
+
+@operation("listAgentTools")
+def list_agent_tools(ctx: Context) -> dict[str, Any]:
+    agent = ctx.resource
+    assert agent is not None
+    return {"data": _agent_tools(ctx, agent, ctx.query.get("source"))}
+
+
+@operation("setAgentTool")
+def set_agent_tool(ctx: Context) -> dict[str, Any]:
+    agent = ctx.resource
+    assert agent is not None
+    body: dict[str, Any] = ctx.body
+    source, name = body["source"], body["tool_name"]
+    found = [t for t in _agent_tools(ctx, agent, source) if t["name"] == name]
+    if not found:
+        # Inferred: a tool the agent cannot resolve is an invalid body field (400), as an
+        # unknown skill id is on create (spec/DECISIONS.md E24).
+        raise BadRequest(f"body field 'tool_name': agent {agent['id']!r} has no {source} tool "
+                         f"named {name!r} (see GET /v1/agents/{agent['id']}/tools)")
+    tool = found[0]
+    # Reference: the (tool_name, source) pair identifies the tool; the switch is kept by the
+    # tool's id, so a built-in and a custom tool of the same name never share one (an id's
+    # switch is read before a name's).
+    states = {**(agent.get("_tool_states") or {}), tool["id"]: body["enabled"]}
+    ctx.store.update("agents", agent["id"], {"_tool_states": states})
+    return {"data": {**tool, "enabled": body["enabled"]}}
+
+
+@operation("getAgentRun")
+def get_agent_run(ctx: Context) -> dict[str, Any]:
+    agent = ctx.resource
+    assert agent is not None
+    run = ctx.require("agent_runs", ctx.path["run_id"], "agent run")
+    if run["agent_id"] != agent["id"]:
+        # Inferred: a run is addressed through its own agent only.
+        raise NotFound(f"agent run {ctx.path['run_id']!r} not found for agent {agent['id']!r}")
+    return {"data": ctx.shape(run)}
 
 
 @operation("listAgentConnections")

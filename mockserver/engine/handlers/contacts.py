@@ -181,10 +181,10 @@ def _template_body(ctx: Context, template_input: dict[str, Any]) -> str:
     if template is None or template["workspace_id"] != ctx.workspace_id:
         raise BadRequest(f"body field 'whatsapp_template/content_sid': {sid!r} is not a WhatsApp "
                          f"template of workspace {ctx.workspace_id!r}")
-    if template.get("approval_status") != "approved":
+    if template.get("status") != "approved":
         # Inferred: WhatsApp only delivers approved templates.
         raise BadRequest(f"body field 'whatsapp_template/content_sid': template {sid!r} is "
-                         f"{template.get('approval_status')}, not approved")
+                         f"{template.get('status')}, not approved")
     text = str(template["body"])
     for key, value in (template_input.get("variables") or {}).items():
         text = text.replace("{{" + key + "}}", value)

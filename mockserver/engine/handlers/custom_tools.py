@@ -295,6 +295,28 @@ def update_custom_tool(ctx: Context) -> dict[str, Any]:
     return {"data": ctx.shape(tool)}
 
 
+@operation("deleteCustomTool")
+def delete_custom_tool(ctx: Context) -> dict[str, Any]:
+    tool = ctx.resource
+    assert tool is not None
+    # Reference: the tool and its access-control records go. Here those are the per-agent
+    # switches (`_tool_states`) of the workspace's agents, live and soft-deleted, kept by the
+    # tool's id or its name (a name no built-in tool shares): a tool created later under the
+    # same name starts from its own defaults. Inferred: a hard delete (later reads 404), as
+    # the vendor names no soft delete (spec/DECISIONS.md E26).
+    ctx.store.delete("custom_tools", tool["id"])
+    keys = {tool["id"]}
+    if not ctx.store.find("builtin_tools", lambda t: t["name"] == tool["name"]):
+        keys.add(tool["name"])
+    for table in ("agents", "deleted_agents"):
+        holders = ctx.store.find(table, lambda a: a.get("workspace_id") == tool["workspace_id"]
+                                 and not keys.isdisjoint(a.get("_tool_states") or {}))
+        for agent in holders:
+            states = {k: v for k, v in agent["_tool_states"].items() if k not in keys}
+            ctx.store.update(table, agent["id"], {"_tool_states": states})
+    return {"data": {"id": tool["id"], "deleted": True}}
+
+
 @operation("runCustomTool")
 def run_custom_tool(ctx: Context) -> dict[str, Any]:
     tool = ctx.resource

@@ -39,11 +39,9 @@ LISTS: dict[str, Listing] = {
     "listCustomTools": Listing("custom_tools"),
     "listEscalations": Listing("escalations"),
     "listAgentRuns": Listing("agent_runs", partition="agent_id", of="resource"),
-    "listWhatsappTemplates": Listing("whatsapp_templates"),
     "listVerificationRules": Listing("verification_rules"),
     # Users belong to several workspaces: the index partitions on the `_workspace_ids` list.
     "listWorkspaceUsers": Listing("users", partition="_workspace_ids"),
-    "listWorkspaceSenders": Listing("senders"),
     "listConversationTags": Listing("conversation_tags"),
     "listAppointments": Listing("appointments"),
     "listContactAppointments": Listing("appointments", partition="contact_id", of="resource"),

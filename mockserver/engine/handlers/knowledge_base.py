@@ -186,13 +186,13 @@ def search_knowledge_nodes(ctx: Context) -> dict[str, Any]:
     filters: dict[str, Any] = body.get("filters") or {}
     pagination: dict[str, Any] = body["pagination"]  # page_size from the document's default
     needle = filters["title_contains"].casefold() if "title_contains" in filters else None
+    # Every other filter the document lets through (source, enabled, is_directory, parent_id)
+    # is the node field of the same name, compared exactly. `parent_id: null` (present)
+    # selects root nodes; absent means any parent.
+    exact = [(field, wanted) for field, wanted in filters.items() if field != "title_contains"]
 
     def matches(node: Record) -> bool:
-        for field in ("source", "enabled", "is_directory"):
-            if field in filters and node.get(field) != filters[field]:
-                return False
-        # `parent_id: null` (present) selects root nodes; absent means any parent.
-        if "parent_id" in filters and node.get("parent_id") != filters["parent_id"]:
+        if any(node.get(field) != wanted for field, wanted in exact):
             return False
         return needle is None or needle in node["title"].casefold()
 

@@ -42,8 +42,9 @@ def create_skill(ctx: Context) -> dict[str, Any]:
         "created_at": now,
         "updated_at": now,
     })
-    # Documented: the caller chooses explicitly; true attaches the new skill to every existing
-    # V2 agent of the workspace (soft-deleted agents are gone and do not get it), false to none.
+    # Reference: external callers opt in explicitly; true attaches the new skill to every
+    # existing V2 agent of the workspace (soft-deleted agents are gone and do not get it); false
+    # or omitted (the document's default) to none (spec/DECISIONS.md E4).
     if body["auto_assign_to_existing_v2_agents"]:
         for agent in ctx.store.find("agents", lambda a: a["workspace_id"] == workspace_id):
             ctx.store.update("agents", agent["id"], {

@@ -44,6 +44,28 @@ def search_workspace_users(ctx: Context) -> dict[str, Any]:
                     descending=descending, where=matches)
 
 
+def _all_of_workspace(ctx: Context, table: str) -> list[dict[str, Any]]:
+    """Every record of `table` in the request's workspace, in the document's `x-order`,
+    projected onto the operation's schema: a data-only list (no paging)."""
+    order, descending = ctx.ordering()
+    key = ctx.store.key_fields[table]
+    found = ctx.store.find(table, lambda r: r["workspace_id"] == ctx.workspace_id)
+    found.sort(key=lambda r: (*(r[f] for f in order), r[key]), reverse=descending)
+    return [ctx.shape(r) for r in found]
+
+
+@operation("listWorkspaceSenders")
+def list_workspace_senders(ctx: Context) -> dict[str, Any]:
+    # Reference: `{data}` only, every sender of the workspace (spec/DECISIONS.md A23).
+    return {"data": _all_of_workspace(ctx, "senders")}
+
+
+@operation("listWhatsappTemplates")
+def list_whatsapp_templates(ctx: Context) -> dict[str, Any]:
+    # Reference: `{data}` only, every template of the workspace (spec/DECISIONS.md A24).
+    return {"data": _all_of_workspace(ctx, "whatsapp_templates")}
+
+
 @operation("getVerificationRule")
 def get_verification_rule(ctx: Context) -> dict[str, Any]:
     rule = ctx.require("verification_rules", ctx.path["rule_id"], "verification rule")
