@@ -78,3 +78,13 @@ def test_off_loopback_without_a_token_the_banner_says_how_to_turn_control_on(
     monkeypatch.setenv("MOCK_API_CONTROL_TOKEN", "s3cret")
     assert cli.main(["serve", "--quiet"]) == 0
     assert "control API off" not in capsys.readouterr().out
+
+
+def test_readme_lists_every_variable_in_one_table() -> None:
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    section = readme.split("\n## Container\n", 1)[1].split("\n## ", 1)[0]
+    rows = {line.split("`")[1]: line.split("`")[3] for line in section.splitlines()
+            if line.startswith("| `MOCK_API_")}
+    assert rows == {cli.env_name(a): a.option_strings[0] for a in _options()}
