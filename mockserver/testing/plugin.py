@@ -14,7 +14,10 @@ a response the document does not allow fails the test (in the test thread, at th
 received it, or at teardown). Configuration, most specific last: ini options, environment,
 command-line options, the `mock_api_config` fixture (override it in a conftest), and the
 `@pytest.mark.mock_api(...)` marker. With `--mock-api-base-url` (or MOCK_API_BASE_URL) the
-same tests run against a real server; the mock-only helpers then skip the test.
+same tests run against a real server; the mock-only helpers then skip the test. With
+`--mock-api-container IMAGE` (or MOCK_API_CONTAINER) the mock runs in one container of its
+image (`containers.MockApiContainer`), each test in a session there, the helpers over its
+control API with the container's token, as with `--mock-api-share-server` under xdist.
 """
 
 from __future__ import annotations

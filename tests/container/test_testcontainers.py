@@ -42,9 +42,9 @@ def test_started_healthy_with_tokens_and_a_control_client(image) -> None:
 
 def test_a_container_that_exits_is_reported_with_its_log(image) -> None:
     mock = _container(image, options={"rate_limit": "lots"})
-    with pytest.raises(RuntimeError) as failed:
-        mock.start()
     try:
+        with pytest.raises(RuntimeError) as failed:
+            mock.start()
         assert "not healthy" in str(failed.value)
         assert "MOCK_API_RATE_LIMIT='lots'" in str(failed.value)
     finally:
