@@ -8,6 +8,7 @@ import json
 import os
 import signal
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -65,8 +66,13 @@ def _serve(args: argparse.Namespace) -> int:
     from ..data.fixtures import FixtureError
     from ..engine.app import MockApp
     from ..engine.requestlog import configure_logging
+    from .control import is_loopback
     from .server import create_app
 
+    if args.env_errors:
+        for error in args.env_errors:
+            print(f"error: environment: {error}", file=sys.stderr)
+        return 2
     if args.workers < 1:
         print("error: --workers must be at least 1", file=sys.stderr)
         return 2
@@ -101,6 +107,10 @@ def _serve(args: argparse.Namespace) -> int:
     print(f"  rate limit: {limit}; fixtures: {', '.join(map(str, fixtures))}", flush=True)
     print(f"  control API: {base_url}/__mock__/  inspector: {base_url}/__mock__/inspector",
           flush=True)
+    if not args.control_token and not is_loopback(args.host):
+        print(f"  control API off: bound to {args.host} without a control token; turn it on "
+              f"with --control-token TOKEN (or {ENV_PREFIX}CONTROL_TOKEN=TOKEN) and send it as "
+              "X-Mock-Control-Token", flush=True)
     if args.state:
         print(f"  shared state: {args.state} namespace {args.state_namespace!r}; "
               f"{args.workers} worker(s)", flush=True)
@@ -141,6 +151,72 @@ def _generate(args: argparse.Namespace) -> int:
     generate(scale=args.scale, seed=args.seed, out=Path(args.out))
     print(f"wrote a dataset of {args.scale} contacts (seed {args.seed}) to {args.out}")
     return 0
+
+
+ENV_PREFIX = "MOCK_API_"  # every serve option: MOCK_API_<OPTION> (--rate-limit: MOCK_API_RATE_LIMIT)
+_TRUE, _FALSE = ("1", "true", "yes", "on"), ("0", "false", "no", "off")
+
+
+def env_name(action: argparse.Action) -> str:
+    """The environment variable that sets this option's default: MOCK_API_ and its dest."""
+    return ENV_PREFIX + action.dest.upper()
+
+
+def _env_value(action: argparse.Action, raw: str) -> Any:
+    """An option's value from its environment variable, converted as the command line would
+    (flags take 1/true/yes/on or 0/false/no/off; repeatable options a list joined by
+    os.pathsep). Raises ValueError naming what is wrong."""
+    if isinstance(action, argparse._StoreTrueAction):
+        word = raw.strip().lower()
+        if word not in _TRUE + _FALSE:
+            raise ValueError(f"expected one of {', '.join(_TRUE + _FALSE)}")
+        return word in _TRUE
+    convert = action.type if callable(action.type) else str
+    if isinstance(action, argparse._AppendAction):
+        return [convert(part) for part in raw.split(os.pathsep) if part]
+    try:
+        value = convert(raw)
+    except (TypeError, ValueError):
+        name = getattr(convert, "__name__", "value")
+        raise ValueError(f"invalid {name} value") from None
+    if action.choices is not None and value not in action.choices:
+        raise ValueError(f"expected one of {', '.join(map(str, action.choices))}")
+    return value
+
+
+class _AppendOverEnv(argparse._AppendAction):
+    """A repeatable option given on the command line replaces its environment's list."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: Any, option_string: str | None = None) -> None:
+        if getattr(namespace, self.dest, None) is self.default:
+            setattr(namespace, self.dest, [])
+        super().__call__(parser, namespace, values, option_string)
+
+
+def _env_defaults(parser: argparse.ArgumentParser, environ: Mapping[str, str]) -> None:
+    """Make every option of `parser` settable by MOCK_API_<DEST>: the variable, when set,
+    replaces the option's default (the command line still wins), and --help names it. A value
+    that does not convert is kept in `env_errors` for the command to report (exit 2)."""
+    errors: list[str] = []
+    for action in parser._actions:
+        if not action.option_strings or action.dest in ("help", argparse.SUPPRESS):
+            continue
+        name = env_name(action)
+        if action.help is not None and name not in action.help:
+            action.help = f"{action.help} [env {name}]"
+        elif action.help is None:
+            action.help = f"[env {name}]"
+        raw = environ.get(name)
+        if not raw:  # unset or empty (as compose's ${VAR:-} gives): the default stands
+            continue
+        try:
+            action.default = _env_value(action, raw)
+            if isinstance(action, argparse._AppendAction):
+                action.__class__ = _AppendOverEnv
+        except ValueError as exc:
+            errors.append(f"{name}={raw!r} (for {action.option_strings[0]}): {exc}")
+    parser.set_defaults(env_errors=errors)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -196,6 +272,7 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--workers", type=int, default=1, metavar="N",
                        help="worker processes (more than 1 needs --state)")
     serve.set_defaults(func=_serve)
+    _env_defaults(serve, os.environ)
 
     fixtures = commands.add_parser("fixtures", help="work with fixture datasets")
     fixture_commands = fixtures.add_subparsers(dest="fixtures_command", required=True)

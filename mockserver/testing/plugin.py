@@ -14,7 +14,10 @@ a response the document does not allow fails the test (in the test thread, at th
 received it, or at teardown). Configuration, most specific last: ini options, environment,
 command-line options, the `mock_api_config` fixture (override it in a conftest), and the
 `@pytest.mark.mock_api(...)` marker. With `--mock-api-base-url` (or MOCK_API_BASE_URL) the
-same tests run against a real server; the mock-only helpers then skip the test.
+same tests run against a real server; the mock-only helpers then skip the test. With
+`--mock-api-container IMAGE` (or MOCK_API_CONTAINER) the mock runs in one container of its
+image (`containers.MockApiContainer`), each test in a session there, the helpers over its
+control API with the container's token, as with `--mock-api-share-server` under xdist.
 """
 
 from __future__ import annotations
@@ -147,6 +150,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                          "MOCK_API_STATE_NAMESPACE)")
     group.addoption("--mock-api-base-url", default=None, metavar="URL",
                     help="run mock_api tests against this real server (env MOCK_API_BASE_URL)")
+    group.addoption("--mock-api-container", default=None, metavar="IMAGE",
+                    help="run mock_api against the mock's container image (Testcontainers, the "
+                         "containers extra): one container for the run, each test in its own "
+                         "session (env MOCK_API_CONTAINER)")
     group.addoption("--mock-api-share-server", action="store_true", default=None,
                     help="under pytest-xdist: one mock server (in the controller) shared by "
                          "every worker, each test in its own session")
@@ -165,6 +172,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                   "fail a test that sent a query parameter the mock ignored", type="bool",
                   default=False)
     parser.addini("mock_api_base_url", "run against this real server instead", default="")
+    parser.addini("mock_api_container", "run mock_api against this image in a container",
+                  default="")
     parser.addini("mock_api_share_server", "under xdist, workers share one mock server",
                   type="bool", default=False)
     parser.addini("mock_api_state", "keep the mock's state in Redis: redis://HOST:PORT/DB",
@@ -178,6 +187,11 @@ def pytest_configure(config: pytest.Config) -> None:
         "mock_api(fixtures=None, rate_limit=None, seed=None, self_check=None, clock=None, "
         "journal_size=None, strict_params=None, fail_on_ignored_params=None): configure the mock_api fixture for this test",
     )
+    image = (config.getoption("--mock-api-container") or os.environ.get("MOCK_API_CONTAINER")
+             or config.getini("mock_api_container"))
+    if image and not hasattr(config, "workerinput"):
+        config.pluginmanager.register(_ContainerServer(config, image), "mock_api_shared_server")
+        return
     share = config.getoption("--mock-api-share-server") or config.getini("mock_api_share_server")
     if (share and not hasattr(config, "workerinput")
             and getattr(config.option, "numprocesses", None)):
@@ -215,6 +229,60 @@ class _SharedServer:
         if self.server is not None:
             self.server.stop()
             self.server = None
+
+
+class _ContainerServer(_SharedServer):
+    """--mock-api-container IMAGE: the mock in a container (started on first use, or for the
+    xdist workers), reached over its control API as the shared server is; its control token
+    travels with the server's URL."""
+
+    def __init__(self, config: pytest.Config, image: str) -> None:
+        super().__init__(config)
+        self.image = image
+        self.container: Any = None
+
+    def _start(self) -> str:
+        if self.container is None:
+            from .containers import MockApiContainer, fixture_tokens
+
+            mock_config = _config_from_options(self.config)
+            if len(mock_config.fixtures) > 1:
+                raise pytest.UsageError("--mock-api-container mounts one fixtures directory "
+                                        "(at /fixtures); give one --mock-api-fixtures")
+            fixtures = mock_config.fixtures[0] if mock_config.fixtures else None
+            self.container = MockApiContainer(self.image, fixtures=fixtures, options={
+                "self_check": mock_config.self_check, "journal_size": mock_config.journal_size,
+                "strict_params": mock_config.strict_params, "session_idle": 0, "quiet": True})
+            self.container.start()
+            tokens, workspaces = _identities(fixture_tokens(fixtures))
+            self.info = orjson.dumps({
+                "url": self.container.base_url, "key": _server_key(mock_config),
+                "tokens": dataclasses.asdict(tokens),
+                "workspaces": dataclasses.asdict(workspaces),
+                "control_token": self.container.control_token,
+            }).decode()
+        return self.info
+
+    def pytest_unconfigure(self, config: pytest.Config) -> None:
+        if self.container is not None:
+            self.container.stop()
+            self.container = None
+
+
+def _shared_info(config: pytest.Config) -> dict[str, Any] | None:
+    """The shared server's URL, identities and control token: from the xdist controller, or
+    the container this process started (--mock-api-container without xdist); None: in-process."""
+    found = getattr(config, "workerinput", {}).get("mock_api_shared")
+    if found is None:
+        plugin = config.pluginmanager.get_plugin("mock_api_shared_server")
+        if isinstance(plugin, _ContainerServer):
+            found = plugin._start()
+    return None if found is None else dict(orjson.loads(found))
+
+
+def _control_headers(info: Mapping[str, Any]) -> dict[str, str]:
+    token = info.get("control_token")
+    return {"X-Mock-Control-Token": token} if token else {}
 
 
 def _server_key(config: MockApiConfig) -> list[Any]:
@@ -576,11 +644,12 @@ class _RemoteClock:
 class _Remote:
     """A test's session on a server shared by xdist workers, reached over its control API."""
 
-    def __init__(self, server_url: str, name: str) -> None:
+    def __init__(self, server_url: str, name: str,
+                 headers: Mapping[str, str] | None = None) -> None:
         self.server = server_url
         self.name = name
         self.base = f"{server_url}{SESSION_PREFIX}{name}/__mock__/"
-        self._http = httpx.Client(timeout=30)
+        self._http = httpx.Client(timeout=30, headers=dict(headers or {}))
         self.clock: Any = _RemoteClock(self)
 
     def control(self, verb: str, endpoint: str, body: Any = None,
@@ -1001,15 +1070,16 @@ def _shared_session(config: MockApiConfig, info: dict[str, Any], workerinput: An
     if origin is not None:
         body["snapshot"] = origin.name
         body["clock"] = origin.frozen_clock
-    httpx.post(f"{url}/__mock__/sessions", json=body).raise_for_status()
+    headers = _control_headers(info)
+    httpx.post(f"{url}/__mock__/sessions", json=body, headers=headers).raise_for_status()
     return MockApi(config, base_url=f"{url}{SESSION_PREFIX}{name}",
                    tokens=Tokens(**info["tokens"]), workspaces=Workspaces(**info["workspaces"]),
-                   remote=_Remote(url, name))
+                   remote=_Remote(url, name, headers))
 
 
 def _shared_snapshot(config: MockApiConfig, info: dict[str, Any], workerinput: Any,
                      setup: Callable[[MockApi], Any], name: str | None,
-                     made: list[tuple[str, str]]) -> MockApiSnapshot:
+                     made: list[tuple[str, str, dict[str, str]]]) -> MockApiSnapshot:
     api = _shared_session(config, info, workerinput, "setup", None)
     assert api._remote is not None
     url, session = info["url"], api._remote.name
@@ -1019,14 +1089,16 @@ def _shared_snapshot(config: MockApiConfig, info: dict[str, Any], workerinput: A
         api._close()
         api._remote.close()
     snap_name = name or f"{session}-snap"
+    headers = _control_headers(info)
     try:
-        saved = httpx.post(f"{url}/__mock__/snapshots",
+        saved = httpx.post(f"{url}/__mock__/snapshots", headers=headers,
                            json={"name": snap_name, "session": session, "replace": True})
         saved.raise_for_status()
-        clock = httpx.get(f"{url}{SESSION_PREFIX}{session}/__mock__/clock").json()
+        clock = httpx.get(f"{url}{SESSION_PREFIX}{session}/__mock__/clock",
+                          headers=headers).json()
     finally:
-        httpx.delete(f"{url}/__mock__/sessions/{session}")
-    made.append((url, snap_name))
+        httpx.delete(f"{url}/__mock__/sessions/{session}", headers=headers)
+    made.append((url, snap_name, headers))
     return MockApiSnapshot(snap_name, None, clock["now"] if clock["frozen"] else None)
 
 
@@ -1081,7 +1153,7 @@ def mock_api_snapshot(
             return mock_api_snapshot(lambda api: api.add("tickets", status="open"))
     """
     made: list[tuple[MockApp, str]] = []
-    shared_made: list[tuple[str, str]]
+    shared_made: list[tuple[str, str, dict[str, str]]]
 
     def make(setup: Callable[[MockApi], Any], *, config: MockApiConfig | None = None,
              name: str | None = None) -> MockApiSnapshot:
@@ -1090,9 +1162,9 @@ def mock_api_snapshot(
             pytest.skip("mock_api_snapshot needs the mock server; this run targets a real "
                         f"server at {config.base_url}")
         workerinput = getattr(pytestconfig, "workerinput", {})
-        if "mock_api_shared" in workerinput:
-            return _shared_snapshot(config, orjson.loads(workerinput["mock_api_shared"]),
-                                    workerinput, setup, name, shared_made)
+        info = _shared_info(pytestconfig)
+        if info is not None:
+            return _shared_snapshot(config, info, workerinput, setup, name, shared_made)
         server = mock_api_session.get()
         mock, app, state = server.open_session(config, "setup")
         tokens, workspaces = _mock_identities(state)
@@ -1118,8 +1190,8 @@ def mock_api_snapshot(
     yield make
     for mock, snap_name in made:
         mock.sessions.delete_snapshot(snap_name)
-    for url, snap_name in shared_made:
-        httpx.delete(f"{url}/__mock__/snapshots/{snap_name}")
+    for url, snap_name, headers in shared_made:
+        httpx.delete(f"{url}/__mock__/snapshots/{snap_name}", headers=headers)
 
 
 @pytest.fixture
@@ -1145,10 +1217,9 @@ def mock_api(mock_api_config: MockApiConfig, mock_api_session: _Session,
         finally:
             remote_api._close()
         return
-    shared = getattr(request.config, "workerinput", {}).get("mock_api_shared")
+    shared = _shared_info(request.config)
     if shared is not None:
-        api = _shared_session(config, orjson.loads(shared),
-                              getattr(request.config, "workerinput", {}),
+        api = _shared_session(config, shared, getattr(request.config, "workerinput", {}),
                               request.node.name, mock_api_origin)
         try:
             yield api
@@ -1156,7 +1227,8 @@ def mock_api(mock_api_config: MockApiConfig, mock_api_session: _Session,
             api._close()
             assert api._remote is not None
             api._remote.close()
-            httpx.delete(f"{api._remote.server}/__mock__/sessions/{api._remote.name}")
+            httpx.delete(f"{api._remote.server}/__mock__/sessions/{api._remote.name}",
+                         headers=_control_headers(shared))
         return
     server = mock_api_session.get()
     mock, app, state = server.open_session(config, request.node.name, mock_api_origin)
