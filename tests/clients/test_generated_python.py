@@ -128,3 +128,40 @@ def test_a_poll_sends_back_the_datetime_it_parsed(mock_api: Any, package: types.
     assert again.status_code == 200, again.content
     assert "+00:00" in str(mock_api.requests()[-1].query)
     assert first.data[0].id in [c.id for c in again.parsed.data]
+
+
+README = Path(__file__).resolve().parents[2] / "README.md"
+
+
+def _typed_clients_section() -> str:
+    text = README.read_text()
+    return text[text.index("## Typed clients"):text.index("\n## ", text.index("## Typed clients"))]
+
+
+def test_readme_example_runs_against_the_mock(mock_api: Any, package: types.ModuleType) -> None:
+    """The README's Python example, as written, on the generated client and the test's mock
+    session (its only change: the base URL)."""
+    section = _typed_clients_section()
+    example = section.split("```python\n")[1].split("```")[0]
+    assert "http://127.0.0.1:8080" in example
+    scope: dict[str, Any] = {}
+    try:
+        exec(example.replace("http://127.0.0.1:8080", mock_api.base_url), scope)
+    finally:
+        if "client" in scope:
+            scope["client"].get_httpx_client().close()  # its own connection to the server
+    assert scope["page"].data and scope["newer"].data
+    assert "+00:00" in str(mock_api.requests()[-1].query)
+
+
+def test_readme_states_the_pinned_versions() -> None:
+    """The versions the README names are the ones pyproject.toml and package.json pin."""
+    section = _typed_clients_section()
+    root = README.parent
+    pyproject = (root / "pyproject.toml").read_text()
+    package_json = json.loads((root / "package.json").read_text())["devDependencies"]
+    for pin in ('"openapi-python-client>=0.29,<0.30"', '"openapi-generator-cli>=7.26,<7.27"'):
+        assert pin in pyproject
+        assert pin.strip('"').split(">=")[1].split(",")[0] in section
+    for name in ("openapi-typescript", "typescript"):
+        assert package_json[name] in section, name
