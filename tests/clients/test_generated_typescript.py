@@ -53,7 +53,13 @@ def test_openapi_typescript_types_accept_every_answer(
     missing = [op.operation_id for op in OPERATIONS if op.operation_id not in CASES]
     assert not missing, f"no case in tests/clients/cases.py drives {missing}"
     types_dir, _ = built(tmp_path_factory, "openapi-typescript", typescript_types)
-    (tmp_path / "api.d.ts").write_text((types_dir / "api.d.ts").read_text())
+    declarations = (types_dir / "api.d.ts").read_text()
+    # A free-form object without `additionalProperties: true` becomes Record<string, never>:
+    # no answer with a key in it would type-check (the fixtures' may all be empty).
+    never = [line.strip() for line in declarations.splitlines()
+             if "Record<string, never>" in line and not line.startswith("export type")]
+    assert not never, never
+    (tmp_path / "api.d.ts").write_text(declarations)
     files = []
     for operation_id, (status, body) in _answers(mock_api).items():
         source = tmp_path / f"{operation_id}.ts"
