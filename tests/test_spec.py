@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import jsonschema_rs
@@ -11,8 +12,10 @@ from openapi_spec_validator import validate
 
 from mockserver.data.tables import TABLES
 from mockserver.openapi.spec import HTTP_METHODS, load_spec
+from mockserver.openapi.yamlload import load_yaml
 
 SPEC = load_spec()
+SPEC_DIR = Path(__file__).resolve().parent.parent / "spec"
 DOC = SPEC.document
 PROVENANCE = {"documented", "reference", "inferred"}
 
@@ -197,3 +200,37 @@ def test_every_example_validates_against_its_schema() -> None:
                 assert validator.is_valid(example), where
                 checked += 1
     assert checked >= 10
+
+
+# Keys whose value is data (an example, a default, a constant; also the project's own `x-`
+# extensions): JSON null is fine there and nothing under them is OpenAPI structure.
+DATA_KEYS = {"default", "const", "example", "examples", "enum"}
+TEXT_KEYS = {"description", "summary", "title", "x-rationale"}
+
+
+def structure(node: Any, where: str = "#") -> Iterator[tuple[str, str, Any]]:
+    """(where, key, value) of every mapping entry of the document outside its data values."""
+    if isinstance(node, dict):
+        for key, value in node.items():
+            yield where, key, value
+            if key not in DATA_KEYS and not key.startswith("x-"):
+                yield from structure(value, f"{where}/{key}")
+    elif isinstance(node, list):
+        for i, value in enumerate(node):
+            yield from structure(value, f"{where}/{i}")
+
+
+@pytest.mark.parametrize("name", ["openapi.yaml", "control-openapi.yaml"])
+def test_no_text_is_cut_and_no_key_is_stray(name: str) -> None:
+    """Every text is a whole string, and no key is null: an unquoted `description: Role name,
+    e.g. Member` inside `{…}` reads as `description` plus a stray key `e.g. Member` with no
+    value, which Spectral and openapi-spec-validator do not notice."""
+    document = load_yaml((SPEC_DIR / name).read_bytes())
+    texts = 0
+    for where, key, value in structure(document):
+        # A property *named* `description` (under `properties`) is a schema, not a text.
+        if key in TEXT_KEYS and not where.endswith("/properties"):
+            assert isinstance(value, str) and value.strip(), f"{where}/{key}: {value!r}"
+            texts += 1
+        assert value is not None or key in DATA_KEYS, f"{where}/{key} is null: a cut text?"
+    assert texts >= 50

@@ -4,23 +4,64 @@ from __future__ import annotations
 
 import threading
 import time
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
-__all__ = ["Clock", "format_timestamp", "parse_timestamp"]
+__all__ = ["MAX_MS", "MIN_MS", "Clock", "format_timestamp", "normalise_instant",
+           "parse_timestamp", "within_range"]
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_MS = timedelta(milliseconds=1)
+# The instants the API's timestamp form can write: years 0001 to 9999, in UTC.
+MIN_MS = (datetime(1, 1, 1, tzinfo=UTC) - _EPOCH) // _MS
+MAX_MS = (datetime(9999, 12, 31, 23, 59, 59, 999000, tzinfo=UTC) - _EPOCH) // _MS
+
+
+def within_range(epoch_ms: int) -> int:
+    """`epoch_ms` when the API's timestamp form can write it, else ValueError: a clock moved
+    past year 9999 (or before year 1) would make every answer that reads it fail."""
+    if not MIN_MS <= epoch_ms <= MAX_MS:
+        raise ValueError("the clock can only show years 0001 to 9999 "
+                         f"({format_timestamp(MIN_MS)} to {format_timestamp(MAX_MS)})")
+    return epoch_ms
 
 
 def format_timestamp(epoch_ms: int) -> str:
-    """ISO 8601 UTC with milliseconds, the API's timestamp form (2026-04-03T03:14:15.000Z)."""
-    dt = datetime.fromtimestamp(epoch_ms / 1000, tz=UTC)
-    return dt.strftime("%Y-%m-%dT%H:%M:%S.") + f"{epoch_ms % 1000:03d}Z"
+    """ISO 8601 UTC with milliseconds, the API's timestamp form (2026-04-03T03:14:15.000Z).
+
+    Years below 1000 are zero-padded to four digits (`0313-12-12T…`); an instant outside
+    years 0001-9999 has no such form and raises ValueError.
+    """
+    if not MIN_MS <= epoch_ms <= MAX_MS:
+        raise ValueError(f"{epoch_ms} ms is outside years 0001-9999")
+    dt = _EPOCH + epoch_ms * _MS
+    return (f"{dt.year:04d}-{dt.month:02d}-{dt.day:02d}T{dt.hour:02d}:{dt.minute:02d}:"
+            f"{dt.second:02d}.{dt.microsecond // 1000:03d}Z")
+
+
+def _parse(value: str) -> datetime:
+    # RFC 3339 allows a lowercase `t` and `z`; Python's parser wants them in upper case.
+    dt = datetime.fromisoformat(value.upper().replace("Z", "+00:00"))
+    return dt if dt.tzinfo is not None else dt.replace(tzinfo=UTC)  # no offset: UTC
 
 
 def parse_timestamp(value: str) -> int:
-    """Epoch milliseconds of an ISO 8601 timestamp (any offset accepted, Z included)."""
-    dt = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    if dt.tzinfo is None:
-        dt = dt.replace(tzinfo=UTC)
-    return int(dt.timestamp() * 1000)
+    """Epoch milliseconds of an ISO 8601 timestamp (any offset accepted, Z included; without
+    one, UTC), rounded down to the millisecond. ValueError when it names no instant."""
+    return (_parse(value) - _EPOCH) // _MS
+
+
+def normalise_instant(value: str) -> str:
+    """An input date-time in any ISO 8601 / RFC 3339 form, as the API writes timestamps.
+
+    It is rounded *up* to the millisecond, which keeps the meaning of both kinds of bound the
+    API takes (an inclusive lower bound, an exclusive upper one) against millisecond
+    timestamps; an instant past the years 0001-9999 (an offset can move one there) is clamped
+    to the nearest instant the form can write, which selects the same records.
+    ValueError when `value` names no instant.
+    """
+    exact = _parse(value) - _EPOCH
+    ceiled = -(-exact // _MS)
+    return format_timestamp(min(max(ceiled, MIN_MS), MAX_MS))
 
 
 class Clock:
@@ -33,7 +74,8 @@ class Clock:
     def __init__(self, frozen_at: str | None = None) -> None:
         self._lock = threading.Lock()
         self._offset_ms = 0
-        self._frozen_ms: int | None = parse_timestamp(frozen_at) if frozen_at else None
+        self._frozen_ms: int | None = (within_range(parse_timestamp(frozen_at)) if frozen_at
+                                        else None)
         # Counts readings: the pipeline caches no answer whose handler read the time.
         self.reads = 0
 
@@ -55,11 +97,13 @@ class Clock:
         return self.now_ms() / 1000
 
     def advance(self, seconds: float) -> None:
+        """Move the clock on (ValueError, nothing moved, when that would pass year 9999)."""
         with self._lock:
             delta = int(seconds * 1000)
             if self._frozen_ms is not None:
-                self._frozen_ms += delta
+                self._frozen_ms = within_range(self._frozen_ms + delta)
             else:
+                within_range(int(time.time() * 1000) + self._offset_ms + delta)
                 self._offset_ms += delta
 
     def follow_wall_time(self) -> None:
@@ -71,11 +115,13 @@ class Clock:
         """Frozen at this instant, or (None) on wall time with no offset: a clock as new."""
         with self._lock:
             self._offset_ms = 0
-            self._frozen_ms = parse_timestamp(frozen_at) if frozen_at else None
+            self._frozen_ms = within_range(parse_timestamp(frozen_at)) if frozen_at else None
 
     def set(self, instant: str) -> None:
+        """Move the clock to an instant (ValueError when it names none, or one outside years
+        0001-9999)."""
         with self._lock:
-            target = parse_timestamp(instant)
+            target = within_range(parse_timestamp(instant))
             if self._frozen_ms is not None:
                 self._frozen_ms = target
             else:

@@ -7,7 +7,7 @@ turns any of them into the documented `{"error": "..."}` body.
     ├── Forbidden             403  no access to the workspace, read-only token, not the author
     ├── NotFound              404  unknown path or resource
     ├── MethodNotAllowed      405  known path, other method
-    ├── Conflict              409  state conflict (a custom tool name already taken)
+    ├── Conflict              409  state conflict (the control API: a session or snapshot name taken, an upload URL used)
     ├── PayloadTooLarge       413  body over the size limit
     ├── HeadersTooLarge       431  request headers over the size limit
     └── TooManyRequests       429  over the rate limit (carries Retry-After)

@@ -40,7 +40,7 @@ from typing import Any
 
 from sortedcontainers import SortedList
 
-from .clock import Clock, format_timestamp
+from .clock import MAX_MS, Clock, format_timestamp
 
 __all__ = ["Base", "Index", "Record", "Seed", "SeedBucket", "Snapshot", "Store"]
 
@@ -593,7 +593,9 @@ class Store:
     def now(self) -> str:
         """The clock's time, strictly increasing across calls so that writes order totally."""
         with self.lock:
-            ms = max(self.clock.now_ms(), self._last_ms + 1)
+            # (At the last instant the API's form can write, 9999-12-31T23:59:59.999Z, writes
+            # share it rather than fail.)
+            ms = min(max(self.clock.now_ms(), self._last_ms + 1), MAX_MS)
             self._last_ms = ms
             return format_timestamp(ms)
 

@@ -18,7 +18,7 @@ import orjson
 
 from ..openapi.schemas import first_error, json_validator
 from ..openapi.spec import Operation, Spec
-from .clock import parse_timestamp
+from .clock import normalise_instant
 from .errors import BadRequest
 
 __all__ = ["RequestValidator", "body_defaults"]
@@ -65,10 +65,12 @@ def _coerce(value: str, schema: dict[str, Any]) -> Any:
     return value
 
 
-def _check_instant(name: str, value: str) -> None:
-    # The pattern admits strings that name no instant (month 13, year 0): refuse them too.
+def _instant(name: str, value: str) -> str:
+    """A date-time parameter in any ISO 8601 / RFC 3339 form, as the API writes timestamps
+    (handlers compare it with stored ones as text). The pattern admits strings that name no
+    instant (month 13, hour 24): those are refused."""
     try:
-        parse_timestamp(value)
+        return normalise_instant(value)
     except ValueError:
         raise BadRequest(f"query parameter '{name}': {value!r} is not a valid date-time") from None
 
@@ -267,7 +269,7 @@ class RequestValidator:
         value = _coerce(raw, param.schema)
         self._check("query", name, value)
         if param.schema.get("format") == "date-time":
-            _check_instant(name, value)
+            return _instant(name, value)
         return value
 
     def body(self, raw: bytes, content_type: str | None) -> Any:

@@ -22,7 +22,7 @@ from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
 from ..data.fixtures import FixtureError, load_dataset
-from ..engine.clock import parse_timestamp
+from ..engine.clock import parse_timestamp, within_range
 from ..engine.errors import ApiError, BadRequest, Forbidden, NotFound
 from ..engine.responses import error_response, json_response
 from ..engine.sessions import DEFAULT_SESSION
@@ -174,12 +174,16 @@ def _get_clock(mock: MockApp, request: Request, query: Any, body: Any) -> dict[s
 def _set_clock(mock: MockApp, request: Request, query: Any, body: Any) -> dict[str, Any]:
     state = mock.state_for(request.scope)
     if "advance_seconds" in body:
-        state.advance_clock(body["advance_seconds"])
+        try:
+            state.advance_clock(body["advance_seconds"])
+        except (ValueError, OverflowError) as exc:
+            raise BadRequest(f"body field 'advance_seconds': {exc}") from None
     else:
         try:
             state.set_clock(body["now"])
-        except ValueError:
-            raise BadRequest(f"body field 'now': {body['now']!r} is not an ISO 8601 instant") from None
+        except ValueError as exc:
+            raise BadRequest(f"body field 'now': {body['now']!r} is not an ISO 8601 instant "
+                             f"the mock can show ({exc})") from None
     return _clock(state)
 
 
@@ -252,10 +256,10 @@ def _create_session(mock: MockApp, request: Request, query: Any, body: Any) -> d
         if "clock" in body:
             if body["clock"] is not None:
                 try:
-                    parse_timestamp(body["clock"])
+                    within_range(parse_timestamp(body["clock"]))
                 except ValueError:
                     raise BadRequest(f"body field 'clock': {body['clock']!r} is not an ISO 8601 "
-                                     "instant") from None
+                                     "instant in years 0001-9999") from None
             changes["frozen_clock"] = body["clock"]
         settings = dataclasses.replace(base, **changes)
     info = mock.sessions.create(body.get("name"), snapshot=body.get("snapshot"),

@@ -1,4 +1,4 @@
-"""Custom code tools: static checks, name uniqueness (409), version bumps, deterministic runs."""
+"""Custom code tools: static checks, name uniqueness (400), version bumps, deterministic runs."""
 
 from __future__ import annotations
 
@@ -93,11 +93,11 @@ def test_names_are_unique_in_a_workspace(client: TestClient) -> None:
     again = client.post("/v1/custom-tools", json={
         "workspace_id": HARBOR, "name": first["name"], "description": "d",
         "language": "python", "code": PY_OK})
-    assert again.status_code == 409 and "name" in again.json()["error"]
+    assert again.status_code == 400 and "name" in again.json()["error"]
     assert create(client, workspace_id=ALPINE)["name"] == first["name"]
     second = create(client, name="t-second")
     rename = client.patch(f"/v1/custom-tools/{second['id']}", json={"name": first["name"]})
-    assert rename.status_code == 409 and "name" in rename.json()["error"]
+    assert rename.status_code == 400 and "name" in rename.json()["error"]
     assert client.get(f"/v1/custom-tools/{second['id']}").json()["data"]["name"] == "t-second"
     own = client.patch(f"/v1/custom-tools/{first['id']}", json={"name": first["name"]})
     assert own.status_code == 200

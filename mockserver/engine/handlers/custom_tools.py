@@ -16,7 +16,7 @@ from typing import Any
 import orjson
 
 from ..context import Context
-from ..errors import BadRequest, Conflict
+from ..errors import BadRequest
 from ..store import Record
 from . import operation
 from ._common import name_taken
@@ -242,9 +242,10 @@ def _check_arguments(tool: Record, arguments: dict[str, Any]) -> None:
 def _check_name_free(ctx: Context, workspace_id: str, name: str, own_id: str | None) -> None:
     taken = name_taken(ctx, "custom_tools", workspace_id, name, own_id)
     if taken is not None:
-        # Documented: names are unique in the workspace; 409 is inferred (the description has
-        # no status for it): the body is valid, the workspace's state conflicts with it.
-        raise Conflict(f"body field 'name': a custom tool named {name!r} already exists in "
+        # Documented: names are unique in the workspace. The status is the description's 400
+        # ("invalid request parameters or body"; it documents no 409), as for a skill's name
+        # (DECISIONS B8).
+        raise BadRequest(f"body field 'name': a custom tool named {name!r} already exists in "
                        f"workspace {workspace_id!r} ({taken['id']})")
 
 

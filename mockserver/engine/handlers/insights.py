@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..clock import format_timestamp, parse_timestamp
+from ..clock import MIN_MS, format_timestamp, parse_timestamp
 from ..context import Context
 from ..errors import BadRequest
 from . import operation
@@ -17,7 +17,10 @@ DEFAULT_PERIOD_MS = 30 * 24 * 3_600_000
 def get_conversation_automation_rate(ctx: Context) -> dict[str, Any]:
     ws = ctx.workspace_id
     end = ctx.query.get("end") or ctx.store.clock.now()
-    start = ctx.query.get("start") or format_timestamp(parse_timestamp(end) - DEFAULT_PERIOD_MS)
+    # The parameters arrive normalised (validation.py). The default window starts no earlier
+    # than the first instant a timestamp can show (DECISIONS B18): `end` may be in year 1.
+    start = ctx.query.get("start") or format_timestamp(
+        max(parse_timestamp(end) - DEFAULT_PERIOD_MS, MIN_MS))
     if parse_timestamp(start) >= parse_timestamp(end):
         raise BadRequest(f"query parameter 'start': {start} must be before end ({end})")
 

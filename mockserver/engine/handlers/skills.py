@@ -14,7 +14,7 @@ __all__: list[str] = []
 
 def _check_name_free(ctx: Context, workspace_id: str, name: str, own_id: str | None) -> None:
     # Inferred: a skill name (slug-like, e.g. booking-policy) is unique within its workspace.
-    # The document lists no 409 for skills, so a taken name is an invalid body field (400).
+    # A taken name is an invalid body field (400), as for custom tools (DECISIONS B8).
     taken = name_taken(ctx, "skills", workspace_id, name, own_id)
     if taken is not None:
         raise BadRequest(f"body field 'name': a skill named {name!r} already exists in "
