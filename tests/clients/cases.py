@@ -197,6 +197,11 @@ CASES: dict[str, Callable[[Seeds], Call]] = {
     "runAgent": _run_agent,
     "listAgentTools": _by_id(_first("/v1/agents")),
     "listAgentRuns": _by_id(_first("/v1/agents")),
+    "getAgentRun": lambda s: Call(path={
+        "id": "ag_harbor_concierge",
+        "run_id": s.first("/v1/agents/ag_harbor_concierge/runs")["id"]}),
+    "setAgentTool": lambda s: Call(path={"id": "ag_harbor_concierge"}, body={
+        "tool_name": "schedule_cleaning", "source": "builtin", "enabled": True}),
     "listAgentConnections": _by_id(_first("/v1/agents")),
     # skills and custom tools
     "listSkills": _ws(),
@@ -211,6 +216,7 @@ CASES: dict[str, Callable[[Seeds], Call]] = {
                                        body={"description": "Adds two numbers, exactly"}),
     "runCustomTool": lambda s: Call(path={"id": s.custom_tool()["id"]},
                                     body={"parameters": {"a": 1, "b": 2}}),
+    "deleteCustomTool": lambda s: Call(path={"id": s.custom_tool()["id"]}),
     # escalations
     "listEscalations": _ws(),
     "getEscalation": _by_id(_first("/v1/escalations")),
