@@ -44,7 +44,7 @@ from .errors import (
     PayloadTooLarge,
     StaleRead,
 )
-from .faults import DropResponse, Faults, fault_response
+from .faults import DropResponse, Faults, fault_response, fault_target_problem
 from .handlers import load_handlers
 from .journal import MAX_JOURNAL_BYTES, Journal
 from .pagination import CursorCodec
@@ -330,6 +330,15 @@ class MockApp:
     @property
     def files(self) -> FileStore:
         return self.state.files
+
+    def check_fault(self, method: str | None, path: str | None) -> None:
+        """ValueError naming the field when a fault rule with this method and path could
+        never fire on the document's operations (faults.fault_target_problem)."""
+        problem = fault_target_problem(
+            ((op.method, op.path) for op in self.spec.operations), method, path)
+        if problem is not None:
+            field_name, message = problem
+            raise ValueError(f"field '{field_name}': {message}")
 
     def state_for(self, scope: Scope) -> MockState:
         """The state a request addresses: its session's (set by `Application`), or the

@@ -840,7 +840,9 @@ class MockApi:
                     error=error, headers=dict(headers or {}))
         if self._remote is not None:
             return self._remote.add_fault(spec)
-        return self._need_state("fault()").add_fault(**spec)
+        state = self._need_state("fault()")
+        self.mock.check_fault(method, path)  # a typo named here, not as `200 == 503` later
+        return state.add_fault(**spec)
 
     def set_rate_limit(self, per_minute: int | None = None, *, workspace: str | None = None,
                        enabled: bool | None = None) -> None:
