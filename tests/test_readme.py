@@ -218,8 +218,8 @@ def served(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[int]:
                 time.sleep(0.1)
         yield port
     finally:
-        process.terminate()
-        process.wait(10)
+        process.kill()
+        process.wait(20)
 
 
 def _run(command: str, port: int, shims: Path, cwd: Path) -> tuple[int, int | None, str]:

@@ -70,6 +70,9 @@ class Config:
     fixtures: list[Path] = field(default_factory=list)  # empty: the default fixtures
     seed: int = 0
     rate_limit: int = 120  # requests per minute per workspace; 0 turns limits off
+    # apply the fixtures' per-workspace plan limits (`_rate_limit_per_minute`) over rate_limit;
+    # `serve --rate-limit N` turns them off: N is then every workspace's limit
+    workspace_limits: bool = True
     self_check: bool = False
     frozen_clock: str | None = None  # an ISO instant: start frozen there (tests)
     max_body_bytes: int = 1_048_576
@@ -224,7 +227,8 @@ class MockApp:
         if dataset is None:
             dataset = load_dataset(config.fixtures or None, spec=self.spec)
         settings = Settings(seed=config.seed, rate_limit=config.rate_limit,
-                            frozen_clock=config.frozen_clock)
+                            frozen_clock=config.frozen_clock,
+                            workspace_limits=config.workspace_limits)
         self.state: MockState
         if config.state is None:
             self.state = MockState(dataset, settings, journal_size=config.journal_size,
