@@ -91,3 +91,19 @@ def test_the_plugin_refuses_a_fault_that_can_never_fire(mock: MockApp) -> None:
     assert mock.state.faults.rules == []
     api.fault(method="GET", path="/v1/agents", status=503)
     assert len(mock.state.faults.rules) == 1
+
+
+# -- the journal of an injected fault ------------------------------------------------------------
+
+def test_a_faults_entry_names_its_operation_and_wall_time(api: TestClient) -> None:
+    import time
+
+    api.post("/__mock__/faults", json={"method": "GET", "path": "/v1/models", "status": 503})
+    api.post("/__mock__/clock", json={"advance_seconds": 86400})
+    before = time.time()
+    assert api.get("/v1/models").status_code == 503
+    [entry] = api.get("/__mock__/requests").json()["data"][-1:]
+    assert entry["operation_id"] == "listModels" and entry["fault"].startswith("fault #")
+    assert entry["time"] == "2026-11-02T12:00:00.000Z"  # the mock clock, a day on
+    from mockserver.engine.clock import parse_timestamp
+    assert abs(parse_timestamp(entry["wall_time"]) / 1000 - before) < 60

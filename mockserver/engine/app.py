@@ -555,6 +555,7 @@ class MockApp:
             status, body, headers = self._answer(scope, state)
         else:
             status, body, headers = injected.status_code, bytes(injected.body), injected.raw_headers
+            self._name_operation(scope)  # the journal's row names what the fault answered for
         latency_ms = (time.perf_counter() - started) * 1000
         fault = rule.describe() if rule is not None else None
         ignored = self._ignored_params(scope)
@@ -626,6 +627,14 @@ class MockApp:
         if operation_id is None or not query_string or self.config.strict_params:
             return ()
         return tuple(self.validators[operation_id].ignored(parse_query(query_string)))
+
+    def _name_operation(self, scope: Scope) -> None:
+        """Set the operation a request addresses (when it addresses one) without answering
+        it: an injected fault answers before routing, yet its journal entry names it."""
+        found = self.router.match(scope["path"])
+        operation = found[0].get(scope["method"]) if found is not None else None
+        if operation is not None:
+            scope["mock.operation"] = operation.operation_id
 
     def _route(self, scope: Scope) -> tuple[Operation, dict[str, str]]:
         path = scope["path"]
