@@ -217,22 +217,26 @@ def create_proxy_app(upstream: str, *, spec_path: str | None = None,
     return app
 
 
-def main(argv: list[str] | None = None) -> int:
-    """`python -m mockserver proxy --upstream URL [--host H] [--port P] [--log-format F]`."""
+def main(argv: list[str] | None = None, prog: str = "python -m mockserver proxy") -> int:
+    """`python -m mockserver proxy --upstream URL [--host H] [--port P] [--log-format F]`
+    (`prog`: how the user called it, for the usage line)."""
     import argparse
 
     import uvicorn
 
     from .engine.requestlog import configure_logging
 
-    parser = argparse.ArgumentParser(prog="python -m mockserver proxy",
+    parser = argparse.ArgumentParser(prog=prog,
                                      description="Validate traffic to a real server against "
                                                  "the document; violations at /__proxy__/violations")
     parser.add_argument("--upstream", required=True, help="the real server's base URL")
-    parser.add_argument("--host", default="127.0.0.1")
-    parser.add_argument("--port", type=int, default=8081)
-    parser.add_argument("--spec", default=None, help="another OpenAPI document")
-    parser.add_argument("--log-format", choices=("text", "json"), default="text")
+    parser.add_argument("--host", default="127.0.0.1", help="bind address (default 127.0.0.1)")
+    parser.add_argument("--port", type=int, default=8081, help="port to listen on (default 8081)")
+    parser.add_argument("--spec", default=None,
+                        help="another OpenAPI document (default: the package's spec/openapi.yaml)")
+    parser.add_argument("--log-format", choices=("text", "json"), default="text",
+                        help="one line per request and violation, as text or JSON "
+                        "(default text)")
     args = parser.parse_args(argv)
     configure_logging(args.log_format)
     app = create_proxy_app(args.upstream, spec_path=args.spec)

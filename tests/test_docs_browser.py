@@ -5,6 +5,7 @@ Skipped only when /usr/bin/chromium is absent; `playwright install` is never nee
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -75,6 +76,13 @@ def test_inspector_marks_filters_and_fits_a_normal_window(browser, mock_api) -> 
     assert mark_box is not None and mark_box["x"] + mark_box["width"] <= 1280
     faulted = page.locator("tr.entry", has_text="/v1/models")
     assert "fault #" in faulted.locator(".mark.fault").inner_text()
+    # The fault's row names the operation; the clock column says it is the mock's, with the
+    # wall time beside it (the mock clock is frozen in 2026 here).
+    assert faulted.locator("td.op").inner_text() == "listModels"
+    headers = page.locator("thead th").all_inner_texts()
+    assert "mock clock" in headers and "wall time" in headers
+    assert faulted.locator("td.time").inner_text() == "2026-11-01T12:00:00.000Z"
+    assert re.fullmatch(r"\d\d:\d\d:\d\d\.\d{3}", faulted.locator("td.wall").inner_text())
 
     # Status (coloured by class) and latency are on screen without scrolling.
     assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")

@@ -295,6 +295,47 @@ def test_real_server_mode(pytester: pytest.Pytester, second_server: str,
     result.stdout.fnmatch_lines(["*needs the mock server*real server*"])
 
 
+def test_real_server_mode_without_a_workspace_stops_naming_the_option(
+        pytester: pytest.Pytester, second_server: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MOCK_API_TOKEN", "mock-write-token")
+    monkeypatch.delenv("MOCK_API_WORKSPACE", raising=False)
+    result = run(pytester, """
+        def test_first(mock_api):
+            raise AssertionError("never runs: the run stops at the fixture")
+
+        def test_second(mock_api):
+            pass
+    """, "--mock-api-base-url", second_server)
+    assert result.ret == 4
+    result.assert_outcomes()  # neither test ran
+    result.stdout.fnmatch_lines(["*needs its workspace: give --mock-api-workspace ID "
+                                 "(or set MOCK_API_WORKSPACE)*"])
+
+
+def test_a_marker_that_cannot_apply_warns(pytester: pytest.Pytester, second_server: str,
+                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MOCK_API_TOKEN", "mock-write-token")
+    monkeypatch.setenv("MOCK_API_WORKSPACE", "ws_harborview")
+    result = run(pytester, """
+        import pytest
+
+        @pytest.mark.mock_api(rate_limit=3, seed=7)
+        def test_limited(mock_api):
+            assert not mock_api.is_mock
+
+        def test_plain(mock_api):
+            assert not mock_api.is_mock
+    """, "--mock-api-base-url", second_server,
+        "-W", "default::mockserver.testing.plugin.MockApiWarning")  # this suite makes them errors
+    result.assert_outcomes(passed=2, warnings=2)
+    result.stdout.fnmatch_lines([
+        "*test_limited*",
+        "*MockApiWarning: mock_api: rate_limit=3 cannot apply: this run targets the real "
+        "server*",
+        "*MockApiWarning: mock_api: seed=7 cannot apply*"])
+    assert "test_plain" not in result.stdout.str().split("warnings summary")[1]
+
+
 
 def test_the_configuration_follows_the_environment_between_tests(
         pytester: pytest.Pytester, second_server: str) -> None:
@@ -307,6 +348,7 @@ def test_the_configuration_follows_the_environment_between_tests(
         def real(monkeypatch):
             monkeypatch.setenv("MOCK_API_BASE_URL", "{second_server}")
             monkeypatch.setenv("MOCK_API_TOKEN", "mock-write-token")
+            monkeypatch.setenv("MOCK_API_WORKSPACE", "ws_harborview")
 
         def test_mock_first(mock_api):
             assert mock_api.is_mock

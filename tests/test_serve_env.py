@@ -44,7 +44,7 @@ def test_variables_set_defaults_converted_as_the_command_line(monkeypatch) -> No
     assert (args.host, args.port, args.self_check, args.quiet) == ("0.0.0.0", 9123, True, False)
     assert args.fixtures == ["/a", "/b"] and args.log_format == "json"
     assert args.session_idle == 2.5 and args.control_token == "s3cret"
-    assert args.rate_limit == 120 and args.env_errors == []
+    assert args.rate_limit is None and args.env_errors == []  # None: not given (120 + plans)
     # The command line wins over the environment.
     args = cli.build_parser().parse_args(["serve", "--port", "7000", "--fixtures", "/c"])
     assert args.port == 7000 and args.fixtures == ["/c"]

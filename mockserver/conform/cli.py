@@ -100,7 +100,9 @@ def parse_config(argv: list[str]) -> tuple[GateConfig, list[tuple[str, Path]]]:
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
-    except SystemExit as exc:  # argparse has printed its message
+    except SystemExit as exc:  # argparse has printed its message (or the help: code 0)
+        if exc.code == 0:
+            raise
         raise UsageError("") from exc
     if not args.base_url:
         raise UsageError("--base-url is required (or CONFORM_BASE_URL)")
@@ -149,6 +151,8 @@ def main(argv: list[str]) -> int:
 
     try:
         config, reports = parse_config(list(argv))
+    except SystemExit:  # --help, printed
+        return 0
     except UsageError as exc:
         if str(exc):
             print(f"conform: error: {exc}", file=sys.stderr)

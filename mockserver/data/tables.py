@@ -11,7 +11,44 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-__all__ = ["TABLES", "TableDef"]
+__all__ = ["TABLES", "Kinds", "TableDef"]
+
+
+@dataclass(frozen=True)
+class Kinds:
+    """A table whose records come in kinds the API treats apart (knowledge-base files and
+    folders): which field tells them apart, and the fields only one kind may fill.
+
+    `mock_api.add` copies a fixture record of the kind asked: the kind `field` names when it is
+    given, else the kind whose own fields are given with content, else `default`; a field of
+    another kind given with content is refused (a folder with a body is not a record the API
+    would ever hold)."""
+
+    field: str
+    names: dict[object, str]  # the field's value -> the kind's name
+    own: dict[str, tuple[str, ...]]  # kind -> fields only it may fill (non-empty)
+    default: str
+
+    def of(self, values: dict[str, object]) -> str:
+        """The kind of a record made of these given values (ValueError when they mix)."""
+        if self.field in values:
+            kind = self.names.get(values[self.field])
+            if kind is None:
+                raise ValueError(f"field '{self.field}': {values[self.field]!r} is not one of "
+                                 f"{', '.join(map(repr, self.names))}")
+        else:
+            kind = next((k for k, fields in self.own.items()
+                         if any(values.get(f) for f in fields)), self.default)
+        for other, fields in self.own.items():
+            filled = [f for f in fields if other != kind and values.get(f)]
+            if filled:
+                raise ValueError(f"field '{filled[0]}': only a {other} has one, and this "
+                                 f"record is a {kind} ({self.field}="
+                                 f"{next(v for v, k in self.names.items() if k == kind)!r})")
+        return kind
+
+    def value(self, kind: str) -> object:
+        return next(v for v, k in self.names.items() if k == kind)
 
 
 @dataclass(frozen=True)
@@ -23,6 +60,7 @@ class TableDef:
     workspace_field: str | None = "workspace_id"
     refs: dict[str, str] = field(default_factory=dict)  # field -> table its value is a key of
     derived: tuple[str, ...] = ()
+    kinds: Kinds | None = None  # records of kinds the API treats apart (mock_api.add)
 
 
 _WS = {"workspace_id": "workspaces"}
@@ -53,7 +91,9 @@ TABLES: dict[str, TableDef] = {
         TableDef("escalations", ("Escalation",), prefix="es",
                  refs={**_WS, "contact_id": "contacts", "conversation_id": "conversations",
                        "agent_id": "agents", "agent_run_id": "agent_runs"}),
-        TableDef("kb_nodes", ("KnowledgeNode",), refs={**_WS, "parent_id": "kb_nodes"}),
+        TableDef("kb_nodes", ("KnowledgeNode",), refs={**_WS, "parent_id": "kb_nodes"},
+                 kinds=Kinds("is_directory", {False: "file", True: "folder"},
+                             {"file": ("body", "entity_ids")}, default="folder")),
         TableDef("contacts", ("Contact", "ContactListItem"), prefix="ph", refs=_WS),
         TableDef("conversations", ("Conversation",), prefix="ph",
                  refs={**_WS, "id": "contacts"}),

@@ -44,7 +44,7 @@ from .errors import (
     PayloadTooLarge,
     StaleRead,
 )
-from .faults import DropResponse, Faults, fault_response
+from .faults import DropResponse, Faults, fault_response, fault_target_problem
 from .handlers import load_handlers
 from .journal import MAX_JOURNAL_BYTES, Journal
 from .pagination import CursorCodec
@@ -70,6 +70,9 @@ class Config:
     fixtures: list[Path] = field(default_factory=list)  # empty: the default fixtures
     seed: int = 0
     rate_limit: int = 120  # requests per minute per workspace; 0 turns limits off
+    # apply the fixtures' per-workspace plan limits (`_rate_limit_per_minute`) over rate_limit;
+    # `serve --rate-limit N` turns them off: N is then every workspace's limit
+    workspace_limits: bool = True
     self_check: bool = False
     frozen_clock: str | None = None  # an ISO instant: start frozen there (tests)
     max_body_bytes: int = 1_048_576
@@ -224,7 +227,8 @@ class MockApp:
         if dataset is None:
             dataset = load_dataset(config.fixtures or None, spec=self.spec)
         settings = Settings(seed=config.seed, rate_limit=config.rate_limit,
-                            frozen_clock=config.frozen_clock)
+                            frozen_clock=config.frozen_clock,
+                            workspace_limits=config.workspace_limits)
         self.state: MockState
         if config.state is None:
             self.state = MockState(dataset, settings, journal_size=config.journal_size,
@@ -330,6 +334,15 @@ class MockApp:
     @property
     def files(self) -> FileStore:
         return self.state.files
+
+    def check_fault(self, method: str | None, path: str | None) -> None:
+        """ValueError naming the field when a fault rule with this method and path could
+        never fire on the document's operations (faults.fault_target_problem)."""
+        problem = fault_target_problem(
+            ((op.method, op.path) for op in self.spec.operations), method, path)
+        if problem is not None:
+            field_name, message = problem
+            raise ValueError(f"field '{field_name}': {message}")
 
     def state_for(self, scope: Scope) -> MockState:
         """The state a request addresses: its session's (set by `Application`), or the
@@ -542,6 +555,7 @@ class MockApp:
             status, body, headers = self._answer(scope, state)
         else:
             status, body, headers = injected.status_code, bytes(injected.body), injected.raw_headers
+            self._name_operation(scope)  # the journal's row names what the fault answered for
         latency_ms = (time.perf_counter() - started) * 1000
         fault = rule.describe() if rule is not None else None
         ignored = self._ignored_params(scope)
@@ -613,6 +627,14 @@ class MockApp:
         if operation_id is None or not query_string or self.config.strict_params:
             return ()
         return tuple(self.validators[operation_id].ignored(parse_query(query_string)))
+
+    def _name_operation(self, scope: Scope) -> None:
+        """Set the operation a request addresses (when it addresses one) without answering
+        it: an injected fault answers before routing, yet its journal entry names it."""
+        found = self.router.match(scope["path"])
+        operation = found[0].get(scope["method"]) if found is not None else None
+        if operation is not None:
+            scope["mock.operation"] = operation.operation_id
 
     def _route(self, scope: Scope) -> tuple[Operation, dict[str, str]]:
         path = scope["path"]

@@ -10,11 +10,13 @@ repeat). Rules are tried in the order they were added; the first that fires wins
 
 from __future__ import annotations
 
+import difflib
 import itertools
 import logging
 import random
 import re
 import threading
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,7 +24,8 @@ import orjson
 from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
-__all__ = ["ConnectionDropped", "DropResponse", "FaultRule", "Faults", "fault_response"]
+__all__ = ["ConnectionDropped", "DropResponse", "FaultRule", "Faults", "fault_response",
+           "fault_target_problem"]
 
 
 class ConnectionDropped(Exception):
@@ -169,3 +172,51 @@ def fault_response(rule: FaultRule) -> Response:
         headers.setdefault("Retry-After", "1")
     return Response(orjson.dumps({"error": message}), status_code=rule.status, headers=headers,
                     media_type="application/json")
+
+
+# -- a rule that can match: checked where it is made (decision U2) -----------------------------
+
+def _segment_fits(given: str, template: str) -> bool:
+    return given == template or given.startswith("{") or template.startswith("{")
+
+
+def _path_fits(path: str, template: str) -> bool:
+    """Whether a rule's path (exact, a template, or a prefix ending in `*`) can match some
+    request path of the operation at `template`."""
+    path = path.rstrip("/") or "/"
+    wanted, segments = template.split("/"), path.split("/")
+    if not path.endswith("*"):
+        return len(segments) == len(wanted) and all(map(_segment_fits, segments, wanted))
+    *whole, partial = path[:-1].split("/")
+    if len(whole) >= len(wanted) or not all(map(_segment_fits, whole, wanted)):
+        return False
+    last = wanted[len(whole)]
+    return last.startswith("{") or last.startswith(partial)
+
+
+def fault_target_problem(routes: Iterable[tuple[str, str]], method: str | None,
+                         path: str | None) -> tuple[str, str] | None:
+    """Why a rule with this method and path would never fire on the API whose operations are
+    `routes` ((METHOD, path template) pairs): (field, message), or None when it can fire.
+
+    A typo would otherwise be stored and the test fail far from it (200 where a 503 was
+    planted); the message names the nearest operation path."""
+    routes = list(routes)
+    methods = sorted({m for m, _ in routes})
+    if method is not None and method.upper() not in methods:
+        return "method", (f"{method!r} is not a method of the API's operations "
+                          f"(one of {', '.join(methods)})")
+    if path is None:
+        return None
+    fitting = [(m, t) for m, t in routes if _path_fits(path, t)]
+    if not fitting:
+        templates = sorted({t for _, t in routes})
+        [nearest] = difflib.get_close_matches(path, templates, n=1, cutoff=0) or templates[:1]
+        return "path", (f"{path!r} matches no operation of the API; the nearest operation "
+                        f"path is {nearest!r} (a rule's path is exact, a template such as "
+                        "'/v1/tickets/{id}', or a prefix ending in '*')")
+    if method is not None and all(m != method.upper() for m, _ in fitting):
+        answered = ", ".join(sorted({m for m, _ in fitting}))
+        return "method", (f"no operation answers {method.upper()} on {path!r} "
+                          f"(it answers {answered})")
+    return None

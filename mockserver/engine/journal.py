@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import itertools
 import threading
+import time
 from collections import deque
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, NamedTuple
@@ -78,10 +79,15 @@ class JournalEntry(NamedTuple):
     truncated: tuple[str, ...] = ()
     body_size: int = 0
     response_size: int = 0
+    wall_ms: int = 0  # wall time when the request arrived (time_ms is the mock clock's)
 
     @property
     def time(self) -> str:
         return format_timestamp(self.time_ms)
+
+    @property
+    def wall_time(self) -> str:
+        return format_timestamp(self.wall_ms)
 
     @property
     def query(self) -> dict[str, str | list[str]]:
@@ -111,6 +117,7 @@ class JournalEntry(NamedTuple):
         return {
             "seq": self.seq,
             "time": self.time,
+            "wall_time": self.wall_time,
             "method": self.method,
             "path": self.path,
             "query": self.query,
@@ -202,7 +209,7 @@ class Journal:
             entry = _new_entry(JournalEntry, (
                 next(self._seq), time_ms, method, path, query_string, raw_headers, body, status,
                 response_body, latency_ms, operation_id, fault, ignored_params, truncated,
-                body_size, response_size))
+                body_size, response_size, int(time.time() * 1000 - latency_ms)))
             entries = self._entries
             entries.append((entry, size))
             self._bytes += size

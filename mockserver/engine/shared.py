@@ -52,6 +52,7 @@ import itertools
 import logging
 import math
 import secrets
+import time
 from collections.abc import Callable, Iterable, Iterator, MutableMapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -1440,6 +1441,7 @@ class SharedJournal(Journal):
             "r": None if response_body is None else len(response_body), "l": latency_ms,
             "o": operation_id, "f": fault, "i": list(ignored_params),
             "x": list(truncated), "bs": body_size, "rs": response_size,
+            "w": int(time.time() * 1000 - latency_ms),  # wall time of arrival
         }), b"\n", body or b"", response_body or b""))
         return data, size
 
@@ -1479,7 +1481,7 @@ class SharedJournal(Journal):
                 response_body=None if e["r"] is None else bodies[body_length:],
                 latency_ms=e["l"], operation_id=e["o"], fault=e["f"],
                 ignored_params=tuple(e["i"]), truncated=tuple(e["x"]), body_size=e["bs"],
-                response_size=e["rs"]))
+                response_size=e["rs"], wall_ms=e.get("w", 0)))
         return out
 
     def __iter__(self) -> Iterator[JournalEntry]:

@@ -15,6 +15,7 @@ from typing import Any
 __all__ = ["main"]
 
 DEFAULT_HOST = "127.0.0.1"  # safe default: loopback only
+DEFAULT_RATE_LIMIT = 120  # requests per minute per workspace (the description's figure)
 STATE_ENV = "MOCK_API_STATE"  # redis://HOST:PORT/DB, as --state
 NAMESPACE_ENV = "MOCK_API_STATE_NAMESPACE"
 _WORKER_ENV = "MOCKSERVER_WORKER_ARGS"  # serve's options, handed to each --workers process
@@ -30,7 +31,10 @@ def _config(args: argparse.Namespace) -> Any:
     return Config(
         fixtures=fixtures,
         seed=args.seed,
-        rate_limit=args.rate_limit,
+        # An explicit --rate-limit is every workspace's limit, the fixtures' plan limits
+        # included (as the plugin's rate_limit); without it, 120 and those plan limits.
+        rate_limit=DEFAULT_RATE_LIMIT if args.rate_limit is None else args.rate_limit,
+        workspace_limits=args.rate_limit is None,
         self_check=args.self_check,
         base_url=base_url,
         host=args.host,
@@ -103,8 +107,8 @@ def _serve(args: argparse.Namespace) -> int:
     for principal in mock.state.tokens:
         scope = ", ".join(sorted(principal.workspace_ids))
         print(f"  token {principal.token:<22} {principal.access:<5} {scope}", flush=True)
-    limit = f"{args.rate_limit}/min per workspace" if args.rate_limit else "off"
-    print(f"  rate limit: {limit}; fixtures: {', '.join(map(str, fixtures))}", flush=True)
+    print(f"  rate limit: {rate_limit_summary(mock.state.rate_limits())}", flush=True)
+    print(f"  fixtures: {', '.join(map(str, fixtures))}", flush=True)
     print(f"  control API: {base_url}/__mock__/  inspector: {base_url}/__mock__/inspector",
           flush=True)
     if not args.control_token and not is_loopback(args.host):
@@ -135,6 +139,14 @@ def _serve(args: argparse.Namespace) -> int:
         signal.signal(signal.SIGTERM, previous)
     print("mock stopped", flush=True)
     return 0
+
+
+def rate_limit_summary(limits: dict[str, Any]) -> str:
+    """The limits in force, as the banner prints them: the default and each workspace's own."""
+    if not limits["enabled"] or not limits["per_minute"]:
+        return "off"
+    own = "".join(f"; {ws} {limit}/min" for ws, limit in sorted(limits["workspaces"].items()))
+    return f"{limits['per_minute']}/min per workspace{own}"
 
 
 class _Stopped(Exception):
@@ -219,24 +231,52 @@ def _env_defaults(parser: argparse.ArgumentParser, environ: Mapping[str, str]) -
     parser.set_defaults(env_errors=errors)
 
 
-def build_parser() -> argparse.ArgumentParser:
+class HelpFormatter(argparse.HelpFormatter):
+    """argparse's help, with each option's default added where its help does not state one
+    (and it has one worth stating: not None, False or an empty list)."""
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        text = action.help or ""
+        default = action.default
+        unstated = default is None or default is False or default == [] or (
+            default == argparse.SUPPRESS)
+        if "default" in text or unstated or not action.option_strings:
+            return text
+        return f"{text} (default: {default})"
+
+
+def program_name(argv0: str | None = None) -> str:
+    """How the user called us: `python -m mockserver`, or the console script's own name."""
+    name = Path(argv0 if argv0 is not None else sys.argv[0]).name
+    return "python -m mockserver" if name in ("__main__.py", "", "-c") else name
+
+
+def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="python -m mockserver",
+        prog=prog or program_name(),
         description="Mock server and conformance gate for the Workspace Messaging and "
         "Automation API v1.",
+        formatter_class=HelpFormatter,
     )
-    commands = parser.add_subparsers(dest="command", required=True)
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    serve = commands.add_parser("serve", help="run the mock on the fixtures")
+    serve = commands.add_parser(
+        "serve", help="run the mock on the fixtures", formatter_class=HelpFormatter,
+        description="Serve the mock of the API on the fixtures, with its control API "
+        "(/__mock__/), reference page (/docs) and request inspector. Stop it with Ctrl-C.")
     serve.add_argument("--host", default=DEFAULT_HOST, help="bind address (default 127.0.0.1)")
-    serve.add_argument("--port", type=int, default=8080)
+    serve.add_argument("--port", type=int, default=8080, help="port to listen on")
     serve.add_argument("--fixtures", action="append", default=[], metavar="DIR",
                        help="fixture directory to load instead of the defaults (repeatable)")
     serve.add_argument("--overlay", action="append", default=[], metavar="DIR",
                        help="fixture directory overlaid on the others, record by record")
-    serve.add_argument("--seed", type=int, default=0, help="seed of generated ids")
-    serve.add_argument("--rate-limit", type=int, default=120, metavar="N",
-                       help="requests per minute per workspace; 0 turns limits off")
+    serve.add_argument("--seed", type=int, default=0, help="seed of generated ids (and of "
+                       "probability faults' draws): the same seed gives the same ids")
+    serve.add_argument("--rate-limit", type=int, default=None, metavar="N",
+                       help="requests per minute for every workspace, overriding the "
+                       "fixtures' per-workspace limits; 0 turns limits off (default: "
+                       f"{DEFAULT_RATE_LIMIT}, and a workspace's _rate_limit_per_minute in "
+                       "the fixtures)")
     serve.add_argument("--self-check", action="store_true",
                        help="validate every response against the document (fail loudly)")
     serve.add_argument("--log-format", choices=("text", "json"), default="text",
@@ -274,13 +314,22 @@ def build_parser() -> argparse.ArgumentParser:
     serve.set_defaults(func=_serve)
     _env_defaults(serve, os.environ)
 
-    fixtures = commands.add_parser("fixtures", help="work with fixture datasets")
-    fixture_commands = fixtures.add_subparsers(dest="fixtures_command", required=True)
-    generate = fixture_commands.add_parser("generate", help="write a deterministic dataset")
+    fixtures = commands.add_parser(
+        "fixtures", help="work with fixture datasets", formatter_class=HelpFormatter,
+        description="Work with fixture datasets (directories `serve --fixtures DIR` loads).")
+    fixture_commands = fixtures.add_subparsers(dest="fixtures_command", required=True,
+                                               metavar="COMMAND")
+    generate = fixture_commands.add_parser(
+        "generate", help="write a deterministic dataset", formatter_class=HelpFormatter,
+        description="Write a deterministic dataset of N contacts, each with a conversation "
+        "and, on average, messages, tickets, reservations and more. The same seed gives the "
+        "same bytes.")
     generate.add_argument("--scale", type=int, required=True, metavar="N",
-                          help="number of contacts")
-    generate.add_argument("--seed", type=int, default=0)
-    generate.add_argument("--out", required=True, metavar="DIR")
+                          help="number of contacts (required)")
+    generate.add_argument("--seed", type=int, default=0, metavar="N",
+                          help="seed of the generated records")
+    generate.add_argument("--out", required=True, metavar="DIR",
+                          help="directory to write the dataset to (required; created if missing)")
     generate.set_defaults(func=_generate)
 
     # Listed for --help only: main() hands these their own argument lines.
@@ -315,6 +364,6 @@ def main(argv: list[str] | None = None) -> int:
     if argv and argv[0] == "proxy":
         from ..proxy import main as proxy_main
 
-        return proxy_main(argv[1:])
+        return proxy_main(argv[1:], prog=f"{program_name()} proxy")
     args = build_parser().parse_args(argv)
     return int(args.func(args))

@@ -87,6 +87,23 @@ def load_fixtures(mock: MockApp, paths: Sequence[str | Path] | None,
     return {name: len(rows) for name, rows in sorted(dataset.tables.items())}
 
 
+def read_body(validator: RequestValidator, raw: bytes, content_type: str | None) -> Any:
+    """A control body, read as JSON whatever its Content-Type says (decision U1).
+
+    People type control calls: `curl -d '{...}'` sends `application/x-www-form-urlencoded`,
+    and WireMock's admin API takes such bodies too. A body that is not JSON is refused,
+    naming the type it came with. The API under /v1 keeps the vendor's rule (JSON only).
+    """
+    try:
+        return validator.body(raw, "application/json")
+    except BadRequest as exc:
+        media_type = (content_type or "").split(";")[0].strip().lower()
+        if str(exc).startswith("request body is not valid JSON") and media_type != "application/json":
+            raise BadRequest(f"{exc} (the control API reads every body as JSON; this one "
+                             f"came as {media_type or 'no Content-Type'!r})") from None
+        raise
+
+
 ERROR_LOGGER = logging.getLogger("mockserver.errors")  # as the pipeline's unexpected errors
 
 Endpoint = Callable[["MockApp", Request, Any, Any], Any]
@@ -107,7 +124,8 @@ def _route(mock: MockApp, operation: Operation, func: Endpoint) -> Route:
             query = validator.query(request.query_params.multi_items(), strict=True)
             body = None
             if validator.body_validator is not None:
-                body = validator.body(await request.body(), request.headers.get("content-type"))
+                body = read_body(validator, await request.body(),
+                                 request.headers.get("content-type"))
                 if body is None and validator.operation.body_required:
                     raise BadRequest("request body is required: send a JSON object")
             result = func(mock, request, query, body)
@@ -152,11 +170,21 @@ def _list_faults(mock: MockApp, request: Request, query: Any, body: Any) -> dict
 
 
 def _add_fault(mock: MockApp, request: Request, query: Any, body: Any) -> dict[str, Any]:
+    _check_fault_target(mock, body)
     try:
         rule = mock.state_for(request.scope).add_fault(**body)
     except ValueError as exc:
         raise BadRequest(f"request body: {exc}") from None
     return {"data": rule.to_dict()}
+
+
+def _check_fault_target(mock: MockApp, body: dict[str, Any]) -> None:
+    """400 for a rule that could never fire: a path no operation has, a method none answers
+    (decision U2), naming the field and the nearest operation path."""
+    try:
+        mock.check_fault(body.get("method"), body.get("path"))
+    except ValueError as exc:
+        raise BadRequest(f"body {exc}") from None
 
 
 def _clear_faults(mock: MockApp, request: Request, query: Any, body: Any) -> dict[str, Any]:

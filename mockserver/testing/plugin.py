@@ -30,6 +30,7 @@ import socket
 import threading
 import time
 import uuid
+import warnings
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -49,7 +50,8 @@ from ..engine.state import MockState, Settings
 from ..standalone.server import create_app
 from .transport import AsyncASGITransport, AsyncDirectTransport, DirectTransport, SyncASGITransport
 
-__all__ = ["ClockControl", "MockApi", "MockApiConfig", "MockApiSnapshot", "MockServer", "Tokens", "Workspaces"]
+__all__ = ["ClockControl", "MockApi", "MockApiConfig", "MockApiSnapshot", "MockApiWarning", "MockServer",
+           "Tokens", "Workspaces"]
 
 DEFAULT_CLOCK = "2026-11-01T12:00:00.000Z"
 DEFAULT_TOKENS = {
@@ -623,6 +625,16 @@ class RecordedRequest:
     fault: str | None
 
 
+class MockApiWarning(UserWarning):
+    """Something asked of `mock_api` that cannot apply (shown in the test report's warnings)."""
+
+
+def _frozen_deprecated(clock: Any) -> bool:
+    warnings.warn("mock_api.clock.frozen is deprecated: call mock_api.clock.is_frozen() (the "
+                  "clock's reads are methods, as now() is)", DeprecationWarning, stacklevel=3)
+    return bool(clock.is_frozen())
+
+
 class _RemoteClock:
     def __init__(self, remote: _Remote) -> None:
         self._remote = remote
@@ -630,9 +642,13 @@ class _RemoteClock:
     def now(self) -> str:
         return str(self._remote.control("GET", "clock")["now"])
 
+    def is_frozen(self) -> bool:
+        return bool(self._remote.control("GET", "clock")["frozen"])
+
     @property
     def frozen(self) -> bool:
-        return bool(self._remote.control("GET", "clock")["frozen"])
+        """Deprecated: `is_frozen()`."""
+        return _frozen_deprecated(self)
 
     def advance(self, seconds: float) -> None:
         self._remote.control("POST", "clock", {"advance_seconds": seconds})
@@ -698,7 +714,9 @@ _ROUTERS: dict[int, _InSession] = {}
 
 
 class ClockControl:
-    """The test's clock: reads it, and moves it through the state's methods."""
+    """The test's clock: reads it, and moves it through the state's methods. Every part is a
+    method: `now()`, `is_frozen()`, `advance(seconds)`, `set(instant)` (`frozen`, a property
+    before, still works with a DeprecationWarning)."""
 
     def __init__(self, state: MockState) -> None:
         self._state = state
@@ -706,9 +724,13 @@ class ClockControl:
     def now(self) -> str:
         return self._state.clock.now()
 
+    def is_frozen(self) -> bool:
+        return self._state.clock.frozen
+
     @property
     def frozen(self) -> bool:
-        return self._state.clock.frozen
+        """Deprecated: `is_frozen()`."""
+        return _frozen_deprecated(self)
 
     def advance(self, seconds: float) -> None:
         self._state.advance_clock(seconds)
@@ -909,7 +931,9 @@ class MockApi:
                     error=error, headers=dict(headers or {}))
         if self._remote is not None:
             return self._remote.add_fault(spec)
-        return self._need_state("fault()").add_fault(**spec)
+        state = self._need_state("fault()")
+        self.mock.check_fault(method, path)  # a typo named here, not as `200 == 503` later
+        return state.add_fault(**spec)
 
     def set_rate_limit(self, per_minute: int | None = None, *, workspace: str | None = None,
                        enabled: bool | None = None) -> None:
@@ -945,7 +969,13 @@ class MockApi:
         """Insert a record factory-style: a copy of an existing fixture record of `table` (one
         in the same workspace when possible) with a new id, fresh timestamps and your fields.
         Validated like a fixture (closed schema, references); returns the record as stored
-        (internal `_` fields dropped)."""
+        (internal `_` fields dropped).
+
+        `table` is a fixture file's name (`fixtures/<table>.yaml`: tickets, contacts, agents,
+        kb_nodes ...; an unknown name is refused listing them all). Tables whose records come
+        in kinds copy one of the kind asked: `kb_nodes` copies a file when you give `body` or
+        `entity_ids` (or `is_directory=False`), a folder otherwise, and refuses a folder with
+        a body (data/tables.py, `Kinds`)."""
         mock = self._need_mock("add()")
         state = self._need_state("add()")
         table_def = TABLES.get(table)
@@ -957,6 +987,13 @@ class MockApi:
         ws_field = table_def.workspace_field
         workspace = values.get(ws_field) if ws_field else None
         templates = list(state.dataset.tables.get(table, {}).values())
+        kinds = table_def.kinds
+        if kinds is not None:  # a knowledge-base file for a body, a folder otherwise
+            try:
+                wanted = kinds.value(kinds.of(values))
+            except ValueError as exc:
+                raise ValueError(f"mock_api.add({table!r}): {exc}") from None
+            templates = [t for t in templates if t.get(kinds.field) == wanted]
         if workspace is None and ws_field and self.workspaces.primary:
             preferred = [t for t in templates if t.get(ws_field) == self.workspaces.primary]
         else:
@@ -1125,6 +1162,28 @@ def mock_api_config(request: pytest.FixtureRequest, pytestconfig: pytest.Config)
     return config
 
 
+# What only the mock can do: set against a real server, they cannot apply (decision U4).
+_MOCK_ONLY = ("fixtures", "rate_limit", "seed", "clock", "journal_size", "strict_params",
+              "fail_on_ignored_params", "state")
+
+
+def _check_real_server(config: MockApiConfig) -> None:
+    """Real-server mode: stop without a primary workspace (requests would go out with
+    `workspace_id=""`), and warn of each mock-only setting that cannot apply."""
+    if not config.remote.get("primary"):
+        option, variable = _REMOTE_SETTINGS["primary"]
+        pytest.exit(f"mock_api against the real server at {config.base_url} needs its "
+                    f"workspace: give {option} ID (or set {variable})", returncode=4)
+    default = MockApiConfig()
+    for name in _MOCK_ONLY:
+        value = getattr(config, name)
+        if value != getattr(default, name):
+            warnings.warn(MockApiWarning(
+                f"mock_api: {name}={value!r} cannot apply: this run targets the real server "
+                f"at {config.base_url}, whose {name.replace('_', ' ')} the tests do not set"),
+                stacklevel=2)
+
+
 @pytest.fixture(scope="session")
 def mock_api_session() -> Iterator[_Session]:
     """The session's server (started on first use). `.get().base_url` for session fixtures."""
@@ -1204,6 +1263,7 @@ def mock_api(mock_api_config: MockApiConfig, mock_api_session: _Session,
     if config.real_server:
         remote = config.remote
         assert config.base_url is not None
+        _check_real_server(config)
         remote_api = MockApi(
             config, base_url=config.base_url,
             tokens=Tokens(write=remote.get("write"), read=remote.get("read"),

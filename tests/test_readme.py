@@ -1,0 +1,248 @@
+"""The READMEs' shell blocks, run as written against a real `serve` on loopback.
+
+Every fenced shell block (```sh, ```bash, ```shell or a bare ```) of README.md,
+mockserver/conform/README.md and examples/*/README* carries an HTML comment right above it,
+which the rendered page does not show:
+
+    <!-- readme-test: skip WHY -->             not run here, and why (a synopsis, a full CI run)
+
+    <!-- readme-test: run [serve OPTIONS]      run against `python -m mockserver serve OPTIONS`
+    200                                        one line per command of the block, in order:
+    201 "count":null                           the HTTP status its curl answered (or `exit N`,
+    exit 0                                     the command's exit status) and, optionally, text
+    -->                                        its output must contain
+
+A command is a line of the block (lines ending in `\\` continue it); blank and comment lines
+are not commands. Each run block gets a fresh server on a free loopback port: `:8080` in a
+command is replaced by that port, and nothing else is changed. `curl` is the system's, with a
+`--write-out` added that reports the status on stderr (stdout stays as the reader sees it);
+`python` is the test's interpreter. A block without a comment, or a comment whose lines do
+not match the block's commands, fails the test, so a README change cannot skip it silently.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+SHELL_LANGUAGES = {"", "sh", "bash", "shell", "console"}
+FENCE = re.compile(r"^```(\S*)\s*$")
+MARKER = re.compile(r"<!--\s*readme-test:\s*(.*?)-->\s*$", re.S)
+STATUS_MARK = "readme-test-status"
+
+
+def readmes() -> list[Path]:
+    found = [ROOT / "README.md", ROOT / "mockserver" / "conform" / "README.md"]
+    return found + sorted(ROOT.glob("examples/*/README*"))
+
+
+@dataclass(frozen=True)
+class Block:
+    """One fenced shell block and the comment above it."""
+
+    file: Path
+    line: int  # of the opening fence, 1-based
+    marker: str | None  # the comment's text after `readme-test:`
+    commands: tuple[str, ...]
+
+    @property
+    def where(self) -> str:
+        return f"{self.file.relative_to(ROOT)}:{self.line}"
+
+
+def _commands(lines: list[str]) -> tuple[str, ...]:
+    commands: list[str] = []
+    pending = ""
+    for line in lines:
+        if not pending and (not line.strip() or line.lstrip().startswith("#")):
+            continue
+        if line.rstrip().endswith("\\"):
+            pending += line.rstrip()[:-1] + " "
+            continue
+        commands.append(pending + line)
+        pending = ""
+    if pending:
+        commands.append(pending)
+    return tuple(commands)
+
+
+def shell_blocks(path: Path) -> list[Block]:
+    """The shell blocks of a markdown file, each with the readme-test comment above it."""
+    lines = path.read_text(encoding="utf-8").splitlines()
+    blocks: list[Block] = []
+    index = 0
+    while index < len(lines):
+        fence = FENCE.match(lines[index])
+        if fence is None:
+            index += 1
+            continue
+        end = next(i for i in range(index + 1, len(lines)) if lines[i].startswith("```"))
+        if fence.group(1).lower() in SHELL_LANGUAGES:
+            blocks.append(Block(path, index + 1, _marker_above(lines, index),
+                                _commands(lines[index + 1:end])))
+        index = end + 1
+    return blocks
+
+
+def _marker_above(lines: list[str], fence: int) -> str | None:
+    """The readme-test comment ending on the last non-blank line above the fence."""
+    end = fence - 1
+    while end >= 0 and not lines[end].strip():
+        end -= 1
+    if end < 0 or not lines[end].rstrip().endswith("-->"):
+        return None
+    start = end
+    while start > 0 and "<!--" not in lines[start]:
+        start -= 1
+    found = MARKER.search("\n".join(lines[start:end + 1]))
+    return found.group(1).strip() if found else None
+
+
+ALL_BLOCKS = [block for path in readmes() for block in shell_blocks(path)]
+RUN_BLOCKS = [b for b in ALL_BLOCKS if b.marker is not None and b.marker.startswith("run")]
+
+
+@dataclass(frozen=True)
+class Expectation:
+    status: int | None  # the curl's HTTP status
+    exit: int | None  # or the command's exit status
+    text: str  # its output contains this ("" for anything)
+
+
+def expectations(block: Block) -> tuple[list[str], list[Expectation]]:
+    """The serve options and one expectation per command of a run block."""
+    assert block.marker is not None
+    first, *rest = block.marker.splitlines()
+    options = first.split()[1:]
+    if options and options[0] == "serve":
+        options = options[1:]
+    elif options:
+        raise AssertionError(f"{block.where}: 'run' takes only 'serve OPTIONS', got {first!r}")
+    found = []
+    for line in filter(str.strip, rest):
+        head, _, text = line.strip().partition(" ")
+        if head == "exit":
+            code, _, text = text.partition(" ")
+            found.append(Expectation(None, int(code), text.strip()))
+        else:
+            found.append(Expectation(int(head), None, text.strip()))
+    return options, found
+
+
+def test_every_shell_block_is_marked() -> None:
+    unmarked = [b.where for b in ALL_BLOCKS if b.marker is None]
+    assert not unmarked, ("shell blocks without a readme-test comment (see tests/test_readme.py"
+                          f"): {', '.join(unmarked)}")
+    for block in ALL_BLOCKS:
+        assert block.marker is not None
+        kind, *words = block.marker.split()
+        reason = " ".join(words)
+        assert kind in ("run", "skip"), f"{block.where}: readme-test {kind!r}: run or skip"
+        if kind == "skip":
+            assert reason, f"{block.where}: a skipped block says why"
+        else:
+            assert len(expectations(block)[1]) == len(block.commands), (
+                f"{block.where}: {len(block.commands)} commands, "
+                f"{len(expectations(block)[1])} expectations")
+    assert RUN_BLOCKS, "no README block is run"
+
+
+def test_the_marker_parser() -> None:
+    text = ("Intro\n\n<!-- readme-test: run serve --rate-limit 0\n200 \"a\":1\nexit 0\n-->\n"
+            "```sh\ncurl -X POST \\\n  localhost:8080/x   # note\n# a comment\n\npython -V\n```\n"
+            "```python\nprint()\n```\n```\nbare\n```\n")
+    path = ROOT / "tests" / "_readme_probe.md"
+    try:
+        path.write_text(text, encoding="utf-8")
+        first, bare = shell_blocks(path)
+    finally:
+        path.unlink()
+    assert first.commands == ("curl -X POST    localhost:8080/x   # note", "python -V")
+    assert expectations(first) == (["--rate-limit", "0"], [Expectation(200, None, '"a":1'),
+                                                         Expectation(None, 0, "")])
+    assert bare.marker is None and bare.commands == ("bare",)
+
+
+# -- running them ------------------------------------------------------------------------------
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@pytest.fixture(scope="module")
+def shims(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """`curl` reporting its status on stderr, `python` the test's interpreter."""
+    curl = shutil.which("curl")
+    assert curl, "the README test needs curl (apt-get install curl)"
+    folder = tmp_path_factory.mktemp("readme-bin")
+    (folder / "curl").write_text(
+        f"#!/bin/sh\nexec {curl} \"$@\" --write-out '%{{stderr}}{STATUS_MARK} %{{http_code}}\\n'\n")
+    (folder / "curl").chmod(0o755)
+    (folder / "python").symlink_to(sys.executable)
+    return folder
+
+
+@pytest.fixture
+def served(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[int]:
+    """A `serve` with the block's options on a free loopback port; yields the port."""
+    options: list[str] = request.param
+    port = _free_port()
+    log = tmp_path / "serve.log"
+    with log.open("wb") as out:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "mockserver", "serve", "--port", str(port), "--quiet",
+             *options], stdout=out, stderr=subprocess.STDOUT, cwd=ROOT)
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            assert process.poll() is None, log.read_text()
+            try:
+                httpx.get(f"http://127.0.0.1:{port}/__mock__/clock", timeout=1)
+                break
+            except httpx.TransportError:
+                assert time.monotonic() < deadline, "serve did not start within 60 s"
+                time.sleep(0.1)
+        yield port
+    finally:
+        process.kill()
+        process.wait(20)
+
+
+def _run(command: str, port: int, shims: Path, cwd: Path) -> tuple[int, int | None, str]:
+    """Exit status, curl's HTTP status (None without curl) and stdout of one command."""
+    command = command.replace(":8080", f":{port}")
+    env = {**os.environ, "PATH": f"{shims}{os.pathsep}{os.environ.get('PATH', '')}"}
+    done = subprocess.run(["bash", "-c", command], capture_output=True, text=True, env=env,
+                          cwd=cwd, timeout=60)
+    statuses = re.findall(rf"^{STATUS_MARK} (\d+)$", done.stderr, re.M)
+    return done.returncode, (int(statuses[-1]) if statuses else None), done.stdout
+
+
+@pytest.mark.parametrize(("block", "served"),
+                         [pytest.param(b, expectations(b)[0], id=b.where) for b in RUN_BLOCKS],
+                         indirect=["served"])
+def test_readme_block_runs_as_written(block: Block, served: int, shims: Path,
+                                      tmp_path: Path) -> None:
+    _, wanted = expectations(block)
+    for command, expected in zip(block.commands, wanted, strict=True):
+        code, status, out = _run(command, served, shims, tmp_path)
+        said = f"{block.where}: `{command}` exited {code}, HTTP {status}, printed {out[:300]!r}"
+        if expected.exit is not None:
+            assert code == expected.exit, said
+        else:
+            assert code == 0 and status == expected.status, said
+        assert expected.text in out, said
