@@ -243,6 +243,9 @@ class MockApp:
                 journal_size=config.journal_size, journal_bytes=config.journal_bytes,
                 response_cache=config.response_cache)
         self.cursors = CursorCodec(config.cursor_secret or secrets.token_bytes(32))
+        if config.cursor_secret is None and self.state.replicated:
+            # Signed with the namespace's secret, kept in Redis: good on every worker.
+            self.state.use_cursors(self.cursors)  # type: ignore[attr-defined]
         self.router = Router(self.spec)
         self.validators = {op.operation_id: RequestValidator(self.spec, op)
                            for op in self.spec.operations}
@@ -407,22 +410,20 @@ class MockApp:
         injected faults, the request log (with the journal, in `_observed`)."""
         reruns = 0
         while True:
-            if state.replicated:
-                # A worker's copy of a shared state (shared.py): the request reads it as it
-                # is, and confirms in its one round trip to Redis (with the rate-limit hit)
-                # that no other worker appended since; when one did, the worker has caught
-                # up and the request runs again (StaleRead), nothing of it answered or kept.
-                scope["mock.view"] = state.view()  # type: ignore[attr-defined]
             try:
                 if state.journal.enabled or state.faults.rules or (
                     self.config.request_log and REQUEST_LOGGER.isEnabledFor(20)
                 ):
                     await self._observed(state, scope, receive, send)
                     return
-                status, body, headers = self._answer(scope, state)
                 if state.replicated:
+                    status, body, headers = await state.run(  # type: ignore[attr-defined]
+                        self._viewed, scope, state, scope=scope,
+                        inline=scope["method"] == "GET")
                     status, body, headers = await self._settle(state, scope, None) or (
                         status, body, headers)
+                else:
+                    status, body, headers = self._answer(scope, state)
             except StaleRead:
                 reruns += 1
                 if reruns < MAX_RERUNS:
@@ -435,6 +436,17 @@ class MockApp:
             break
         await send({"type": "http.response.start", "status": status, "headers": headers})
         await send({"type": "http.response.body", "body": body})
+
+    def _viewed(self, scope: Scope, state: MockState) -> tuple[int, bytes, RawHeaders]:
+        """`_answer` on a worker's copy of a shared state (shared.py), run so that the event
+        loop never waits for Redis (`SharedMockState.run`: a read on the loop, which calls
+        Redis only in its round trip, else in one of the worker's threads). The request
+        reads the copy as it is (`mock.view`: where the worker is in the log), and confirms
+        in its one round trip to Redis (with the rate-limit hit) that no other worker
+        appended since; when one did, the worker has caught up and the request runs again
+        (StaleRead), nothing of it answered or kept."""
+        scope["mock.view"] = state.view()  # type: ignore[attr-defined]
+        return self._answer(scope, state)
 
     def _answer(self, scope: Scope, state: MockState) -> tuple[int, bytes, RawHeaders]:
         """`_respond`, with any unexpected exception (a handler bug, a self-check violation)
@@ -533,16 +545,17 @@ class MockApp:
         rerun = "mock.fault" in scope
         if rerun:  # fired (and waited for) on a first run of this request (shared state)
             rule = scope["mock.fault"]
+        elif not state.faults.rules:
+            rule = None
+        elif state.replicated:
+            # Fired or drawn (a probability) through the shared log, which this worker has
+            # applied up to it: a rerun (StaleRead) must not draw again (each draw would
+            # append another entry, and make the rerun stale in turn), and reads from there
+            # on (`_viewed`).
+            rule = scope["mock.fault"] = await state.off_loop(  # type: ignore[attr-defined]
+                state.take_fault, method, path, scope=scope)
         else:
-            consulted = bool(state.faults.rules)
-            rule = state.take_fault(method, path) if consulted else None
-            if consulted and state.replicated:
-                # Fired or drawn (a probability) through the shared log, which this worker
-                # has applied up to it: a rerun (StaleRead) must not draw again (each draw
-                # would append another entry, and make the rerun stale in turn), and reads
-                # from here on.
-                scope["mock.fault"] = rule
-                scope["mock.view"] = state.view()  # type: ignore[attr-defined]
+            rule = state.take_fault(method, path)
         injected: Response | None = None
         if rule is not None:
             if rule.delay_ms and not rerun:
@@ -552,7 +565,11 @@ class MockApp:
             elif rule.status is not None:
                 injected = fault_response(rule)  # injected on purpose: never self-checked
         if injected is None:
-            status, body, headers = self._answer(scope, state)
+            if state.replicated:
+                status, body, headers = await state.run(  # type: ignore[attr-defined]
+                    self._viewed, scope, state, scope=scope, inline=method == "GET")
+            else:
+                status, body, headers = self._answer(scope, state)
         else:
             status, body, headers = injected.status_code, bytes(injected.body), injected.raw_headers
             self._name_operation(scope)  # the journal's row names what the fault answered for
@@ -572,9 +589,15 @@ class MockApp:
             if refused is not None:
                 status, body, headers = refused
                 if entry is not None:
-                    state.record_request(*entry[:6], status, body, *entry[8:])
+                    entry = (*entry[:6], status, body, *entry[8:])
+                    await state.off_loop(  # type: ignore[attr-defined]
+                        state.record_request, *entry, scope=scope)
         elif entry is not None:
-            state.record_request(*entry)
+            if state.replicated:
+                await state.off_loop(  # type: ignore[attr-defined]
+                    state.record_request, *entry, scope=scope)
+            else:
+                state.record_request(*entry)
         if self.config.request_log and REQUEST_LOGGER.isEnabledFor(20):
             log_request(method, path, status, latency_ms,
                         _header(scope, b"authorization"), fault=fault, ignored=ignored)

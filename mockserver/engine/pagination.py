@@ -221,9 +221,14 @@ class CursorCodec:
     ones are refused either way."""
 
     def __init__(self, secret: bytes, remember: int = 4096) -> None:
+        self._remember = remember
+        self.rekey(secret)
+
+    def rekey(self, secret: bytes) -> None:
+        """Sign and check with `secret` from now on (a shared state's namespace changed it);
+        cursors issued under the old one are forgotten."""
         # Keyed once; each signature copies the keyed state (cheaper than re-keying).
         self._keyed = hmac.new(secret, digestmod=hashlib.sha256)
-        self._remember = remember
         self._issued: dict[str, tuple[str, tuple[Any, ...]]] = {}
         self._minted: dict[tuple[str, tuple[Any, ...]], str] = {}  # the reverse, for reuse
 

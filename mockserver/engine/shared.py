@@ -52,12 +52,16 @@ import itertools
 import logging
 import math
 import secrets
+import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, MutableMapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
+import anyio
+import anyio.to_thread
 import orjson
+from anyio.lowlevel import RunVar
 
 from ..data.fixtures import Dataset
 from .clock import Clock, parse_timestamp, within_range
@@ -80,6 +84,8 @@ from .store import Base, Record, Store
 if TYPE_CHECKING:
     import redis as redis_module
 
+    from .pagination import CursorCodec
+
 __all__ = ["SharedLog", "SharedMockState", "SharedStateError", "StateUnavailable", "connect",
            "shared_state"]
 
@@ -94,6 +100,13 @@ CATCH_UP_BATCH = 1000
 # this size is read and run in one go (SharedLog.post).
 POST_MAX = 16 * 1024
 COMPACT_AFTER = 10_000  # entries after the last base before a worker writes a checkpoint
+# How long one exchange with Redis may take (connecting, a command's reply): a request that
+# needs a Redis that does not answer is answered 503 this long after it needed it, or at
+# once when the exchange it waited behind failed meanwhile (SharedLog.failures).
+REDIS_TIMEOUT = 2.0
+# Threads of a worker that run requests needing Redis, so that a Redis that does not answer
+# never holds up the event loop (`off_loop`): the docs and what needs no Redis go on.
+REDIS_THREADS = 16
 
 
 class SharedStateError(RuntimeError):
@@ -119,7 +132,8 @@ def connect(url: str) -> redis_module.Redis:
     """A client for `url` (redis://HOST:PORT/DB), checked with a PING."""
     redis = _redis()
     try:
-        client = redis.Redis.from_url(url, socket_timeout=2.0, socket_connect_timeout=2.0)
+        client = redis.Redis.from_url(url, socket_timeout=REDIS_TIMEOUT,
+                                      socket_connect_timeout=REDIS_TIMEOUT)
         client.ping()
     except (redis.RedisError, ValueError) as exc:
         raise SharedStateError(f"cannot reach Redis at {url}: {exc}") from None
@@ -196,18 +210,32 @@ return 1
 # epoch, batch, a new epoch (used when none), then optionally kind, ident, now (ms) of a
 # request to count (kind '' for none), and when the same write staged the request's journal
 # entry, its size, max entries, max bytes (_RECORD's ARGV). Returns {epoch, last id, entries}
-# when the log has entries the worker has not applied (nothing counted or recorded), {epoch,
-# last id, limit, window start} when over the limit (nothing recorded: the answer becomes a
-# 429, recorded apart), else {epoch, last id} (counted, recorded).
+# when the log has entries the worker has not applied (nothing counted or recorded; with a
+# fourth item, 1, when the worker's place is not in the log and it must rebuild from the
+# log's start: `_behind`), {epoch, last id, limit, window start} when over the limit (nothing
+# recorded: the answer becomes a 429, recorded apart), else {epoch, last id} (counted,
+# recorded).
 _SYNC = _HIT_FUNCTION + _RECORD_FUNCTION + """
 local got = redis.call('MGET', KEYS[3], KEYS[2])
 local epoch, last = got[1], got[2] or '0-0'
 if not epoch then redis.call('SET', KEYS[3], ARGV[4]); epoch = ARGV[4] end
 if epoch ~= ARGV[2] or (ARGV[1] ~= '*' and last ~= ARGV[1]) then
   if ARGV[8] then redis.call('DEL', KEYS[9]) end
-  local start = '(' .. ARGV[1]
-  if epoch ~= ARGV[2] then start = '-' end
-  return {epoch, last, redis.call('XRANGE', KEYS[1], start, '+', 'COUNT', ARGV[3])}
+  local start, rebuild = '(' .. ARGV[1], false
+  if epoch ~= ARGV[2] then
+    start = '-'
+  elseif ARGV[1] ~= '0-0' then
+    -- The worker's last entry is gone while older ones are there, or the log is empty: the
+    -- log went backwards (Redis restored an older snapshot). Trimmed by a later base, it
+    -- would be older than every entry left, and the log go on from that base.
+    local at = redis.call('XREVRANGE', KEYS[1], ARGV[1], '-', 'COUNT', 1)
+    if (at[1] and at[1][1] ~= ARGV[1]) or (not at[1] and redis.call('XLEN', KEYS[1]) == 0) then
+      start, rebuild = '-', true
+    end
+  end
+  local entries = redis.call('XRANGE', KEYS[1], start, '+', 'COUNT', ARGV[3])
+  if rebuild then return {epoch, last, entries, 1} end
+  return {epoch, last, entries}
 end
 if ARGV[5] and ARGV[5] ~= '' then
   local over = hit(KEYS[4], KEYS[5], ARGV[5], ARGV[6], tonumber(ARGV[7]))
@@ -268,12 +296,69 @@ redis.call('HDEL', KEYS[3], 'bytes', 'dropped')
 return n
 """
 
+# KEYS: meta. ARGV: a secret. The namespace's secret for signing cursors (`cursor_secret`):
+# the one stored, else this one, stored. Every worker and process of a namespace signs and
+# checks cursors with it, so a `next_cursor` is good on any of them.
+_SECRET = """
+redis.call('HSETNX', KEYS[1], 'cursor_secret', ARGV[1])
+return redis.call('HGET', KEYS[1], 'cursor_secret')
+"""
+
 # KEYS: meta. ARGV: field/value pairs. Sets them when the namespace is new; returns the
 # namespace's values.
 _META = """
 if redis.call('EXISTS', KEYS[1]) == 0 then redis.call('HSET', KEYS[1], unpack(ARGV)) end
 return redis.call('HGETALL', KEYS[1])
 """
+
+
+# -- off the event loop ------------------------------------------------------------------------
+
+_LIMITER: RunVar[anyio.CapacityLimiter] = RunVar("mockserver_shared_threads")
+# Per thread: `ticket`, (the connection's log, its failures when the request being run came);
+# `inline`, whether it runs on the event loop (no call to Redis allowed: OffLoop).
+_REQUEST = threading.local()
+
+
+class OffLoop(StaleRead):
+    """A call to Redis attempted on the event loop (`SharedMockState.run`, inline): nothing
+    is sent, what the request changed is undone as for a stale read, and it runs again in
+    one of the worker's threads."""
+
+
+def _on_loop() -> None:
+    """Refuse a call to Redis from the event loop (before any lock of the connection)."""
+    if getattr(_REQUEST, "inline", False):
+        raise OffLoop
+
+
+async def off_loop(log: SharedLog, fn: Callable[..., T], *args: Any,
+                   scope: MutableMapping[str, Any] | None = None) -> T:
+    """Run `fn(*args)` (the part of a request that may call Redis through `log`'s
+    connection) in one of the worker's `REDIS_THREADS` threads: the event loop goes on
+    serving what needs no Redis. The request's ticket is the connection's failure count when
+    it came (kept in its ASGI `scope` for its later steps): an exchange it makes after one
+    failed meanwhile answers 503 at once (`SharedLog._send`), so requests queued behind a
+    Redis that does not answer are not each kept waiting, nor is one twice."""
+    try:
+        limiter = _LIMITER.get()
+    except LookupError:
+        limiter = anyio.CapacityLimiter(REDIS_THREADS)
+        _LIMITER.set(limiter)
+    owner = log.connection_owner()
+    if scope is None:
+        ticket = (owner, owner.failures)
+    else:
+        ticket = (owner, scope.setdefault("mock.ticket", owner.failures))
+
+    def run() -> T:
+        _REQUEST.ticket = ticket
+        try:
+            return fn(*args)
+        finally:
+            _REQUEST.ticket = None
+
+    return await anyio.to_thread.run_sync(run, limiter=limiter)
 
 
 # -- what a request read, and a transaction: what a worker changed locally and how to undo it --
@@ -287,16 +372,24 @@ class View:
     request's are sent when it is answered, with its journal entry, in one script
     (SharedLog.settle)."""
 
-    __slots__ = ("confirmed", "count", "deferrable", "epoch", "last_id", "opened", "pending")
+    __slots__ = ("confirmed", "count", "deferrable", "epoch", "last_id", "opened", "pending",
+                 "ticket")
 
-    def __init__(self, epoch: str, last_id: str, opened: int = 0) -> None:
+    def __init__(self, epoch: str, last_id: str, opened: int = 0, ticket: int = -1) -> None:
         self.epoch = epoch
         self.last_id = last_id
         self.opened = opened  # the worker's count of views when this one was taken
+        self.ticket = ticket  # the connection's failures when its request came (off_loop)
         self.confirmed = False
         self.deferrable = False
         self.pending = False
         self.count: tuple[str, str] | None = None
+
+
+def _behind(reply: list[Any]) -> bool:
+    """Whether a `_SYNC` reply holds entries the worker has not applied (its third item is
+    then their list, not a limit)."""
+    return len(reply) > 2 and isinstance(reply[2], list)
 
 
 def _too_many(kind: str, limit: int, start_ms: int, now_ms: int) -> TooManyRequests:
@@ -351,9 +444,10 @@ class SharedLog:
         self._hit = self.client.register_script(_HIT)
         self._clear = self.client.register_script(_CLEAR)
         self._meta = self.client.register_script(_META)
+        self._secret = self.client.register_script(_SECRET)
         self._checkpoint = self.client.register_script(CHECKPOINT)
         self._scripts: tuple[Any, ...] = (self._sync, self._append, self._hit, self._clear,
-                                          self._checkpoint)
+                                          self._checkpoint, self._secret)
         # The worker's journal staging list (SharedJournal): one per connection.
         self.keys["stage"] = f"mock:{{{namespace}}}:jstage:{secrets.token_hex(6)}"
         self._sync_keys = [self.keys[k] for k in ("log", "last", "epoch", "limits", "windows",
@@ -373,8 +467,18 @@ class SharedLog:
         # then: the views taken by then at that place were current at that moment.
         self._seen: tuple[str, str, int] = ("", "", -1)
         self.guarded = False  # whether its keys go with an epoch that can be deleted (sessions)
-        # Reads waiting for their round trip, by event loop (`settle`, `_flush`).
+        # The namespace's secret for cursors (`_SECRET`), read at start and again when Redis
+        # lost the namespace; `on_secret` is told when it changes (the app's CursorCodec).
+        self.cursor_secret = b""
+        self.on_secret: Callable[[bytes], None] | None = None
+        # Reads waiting for their round trip, by event loop (`settle`, `_flush`), under a
+        # lock of their own (never held over a call to Redis: the event loop takes it).
         self._batches: dict[asyncio.AbstractEventLoop, list[tuple[Any, ...]]] = {}
+        self._batch_lock = threading.Lock()
+        self._flushes: set[asyncio.Task[None]] = set()
+        # Exchanges with Redis that failed (a broken connection, a timeout): a request that
+        # came before the last one answers 503 at once rather than wait again (`off_loop`).
+        self.failures = 0
 
     # -- Redis calls, with their failures turned into 503 ----------------------------------------
 
@@ -385,6 +489,7 @@ class SharedLog:
              *before: tuple[Any, ...]) -> Any:
         """Run a Lua script (after the commands `before`, in the same write) and return its
         reply."""
+        _on_loop()
         with self.lock:
             try:
                 try:
@@ -402,6 +507,7 @@ class SharedLog:
 
     def command(self, name: str, *args: Any) -> Any:
         """Run one command (in order with what was posted)."""
+        _on_loop()
         with self.lock:
             try:
                 return self._exchange((name, *args))
@@ -413,6 +519,7 @@ class SharedLog:
 
     def atomically(self, *commands: tuple[Any, ...]) -> list[Any]:
         """Run commands in one MULTI (one round trip); their replies."""
+        _on_loop()
         with self.lock:
             try:
                 replies: list[Any] = self._exchange(("MULTI",), *commands, ("EXEC",))
@@ -465,6 +572,7 @@ class SharedLog:
         write longer than what Redis reads from a client at once (`POST_MAX`) is waited for,
         so that it is never run after a command sent later on another connection.
         """
+        _on_loop()
         with self.lock:
             try:
                 self._read_posted()
@@ -477,13 +585,41 @@ class SharedLog:
                 raise self.unavailable(exc) from None
 
     def _send(self, *commands: tuple[Any, ...]) -> int:
-        """Write commands to the worker's connection in one buffer; its size."""
+        """Write commands to the worker's connection in one buffer; its size. A request that
+        came before an exchange failed (`off_loop`) is refused instead: it has waited for a
+        Redis that did not answer, and the next request tries again."""
+        _on_loop()
+        ticket = getattr(_REQUEST, "ticket", None)
+        if ticket is not None and ticket[0] is self and ticket[1] != self.failures:
+            raise self.unavailable(f"no answer within {REDIS_TIMEOUT:g} s to a call this "
+                                   "request waited behind")
         conn = self._conn
         if conn is None:
             conn = self._conn = self.client.connection_pool.make_connection()
+        elif conn._sock is not None and self._closed(conn):
+            # Redis closed it (a restart) before this request sent anything: a new one, so
+            # that the first request after Redis returns is answered, not refused.
+            if self._posted:
+                log.warning("request journal: the last entry may be lost with the connection "
+                            "to Redis at %s", self.url)
+                self._posted = 0
+            conn.disconnect()
         packed = b"".join(b"".join(conn.pack_command(*command)) for command in commands)
         conn.send_packed_command([packed], check_health=False)
         return len(packed)
+
+    def _closed(self, conn: Any) -> bool:
+        """Whether Redis closed `conn` while it was idle: once the replies due on it are
+        read, anything more to read is the end of the connection."""
+        try:
+            if not conn.can_read(timeout=0):
+                return False
+            if not self._posted:
+                return True
+            self._read_posted()  # due, and come
+            return bool(conn.can_read(timeout=0))
+        except self.redis_errors:
+            return True
 
     def _read_posted(self) -> None:
         """Read the replies of what `post` sent."""
@@ -502,6 +638,7 @@ class SharedLog:
 
     def _lost(self) -> None:
         """The connection broke: what was posted and not confirmed may be lost."""
+        self.failures += 1
         if self._posted:
             log.warning("request journal: the last entry may be lost with the connection to "
                         "Redis at %s", self.url)
@@ -520,6 +657,7 @@ class SharedLog:
                              1, self.keys["limits"], *[x for kv in limits.items() for x in kv])
             with self.lock:
                 self._load_scripts()
+                self.read_secret()
             self.catch_up()
         except (StateUnavailable, *self.redis_errors) as exc:  # type: ignore[misc]
             raise SharedStateError(f"cannot reach Redis at {self.url}: {exc}") from None
@@ -530,6 +668,20 @@ class SharedLog:
                     f"namespace {self.namespace!r} on {self.url} belongs to a mock started with "
                     f"{name} {stored[name]}, not {value}: start this one with the same settings "
                     f"or another namespace")
+
+    def read_secret(self) -> None:
+        """The namespace's cursor secret (`_SECRET`: stored by the first worker to ask)."""
+        stored = self.call(self._secret, [self.keys["meta"]], [secrets.token_hex(32)])
+        secret = bytes.fromhex(stored.decode())
+        if secret != self.cursor_secret:
+            self.cursor_secret = secret
+            if self.on_secret is not None:
+                self.on_secret(secret)
+
+    def restarted(self) -> None:
+        """Redis lost the namespace (its epoch changed): the secret again (the first worker
+        to notice stores its own, which every worker had, unless one started meanwhile)."""
+        self.read_secret()
 
     # -- catching up, and a request's one round trip ----------------------------------------------
 
@@ -556,11 +708,16 @@ class SharedLog:
             if self.epoch:
                 log.warning("Redis at %s lost namespace %r: the mock starts over from "
                             "its fixtures", self.url, self.namespace)
-                self.last_id = "0-0"
-                self.state.rebase()
+                self._rebuild()
+                self.restarted()
             self.epoch = epoch
-        if len(reply) != 3:
+        if not _behind(reply):
             return True, None
+        if len(reply) == 4:  # the worker's place is not in the log: it went backwards
+            log.warning("Redis at %s went back in namespace %r's log (restored from an older "
+                        "snapshot?): this worker rebuilds its state from the log Redis holds",
+                        self.url, self.namespace)
+            self._rebuild()
         result = None
         entries = reply[2]
         for raw_id, raw_fields in entries:
@@ -571,10 +728,22 @@ class SharedLog:
                 result = value
         return len(entries) < CATCH_UP_BATCH, result
 
+    def _rebuild(self) -> None:
+        """Back to the start-up state, to apply the log Redis holds from its start."""
+        self.last_id = "0-0"
+        self.since_base = 0
+        self._seen = ("", "", -1)  # no view taken so far reads what the log now holds
+        self.state.rebase()
+
     def view(self) -> View:
         """Where this worker is in the log: what a request starting now reads."""
-        self._views += 1
-        return View(self.epoch, self.last_id, self._views)
+        owner = self.connection_owner()
+        ticket = getattr(_REQUEST, "ticket", None)
+        with self.lock:
+            self._views += 1
+            return View(self.epoch, self.last_id, self._views,
+                        ticket[1] if ticket is not None and ticket[0] is owner
+                        else owner.failures)
 
     def _seen_current(self, view: View) -> bool:
         """Whether Redis was seen to end the log at `view`'s place after the view was taken
@@ -620,7 +789,8 @@ class SharedLog:
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:  # pragma: no cover - not under asyncio (trio): one at a time
-            return self._confirm(view, view.count, entry, maxlen, max_bytes, answer=True)
+            return await off_loop(self, lambda: self._confirm(
+                view, view.count, entry, maxlen, max_bytes, answer=True))
         future: asyncio.Future[TooManyRequests | None] = loop.create_future()
         self.connection_owner()._enqueue(loop, (self, view, entry, maxlen, max_bytes, future))
         return await future
@@ -636,30 +806,45 @@ class SharedLog:
         return self
 
     def _enqueue(self, loop: asyncio.AbstractEventLoop, item: tuple[Any, ...]) -> None:
-        with self.lock:
+        with self._batch_lock:
             batch = self._batches.get(loop)
             if batch is None:
                 batch = self._batches[loop] = []
-                loop.call_soon(self._flush, loop)
+                task = loop.create_task(self._flush(loop))  # its first step: the next turn
+                self._flushes.add(task)
+                task.add_done_callback(self._flushes.discard)
             batch.append(item)
 
-    def _flush(self, loop: asyncio.AbstractEventLoop) -> None:
-        """Settle the reads gathered in this turn of `loop`: one write and one read under
-        this (the connection's) lock; what the replies mean is worked out after it is let go,
-        since that may take a session's lock (catching up, a session gone), which is taken
-        before this one everywhere else."""
-        batch: list[tuple[Any, ...]] = []
+    async def _flush(self, loop: asyncio.AbstractEventLoop) -> None:
+        """Settle the reads gathered in this turn of `loop`, off the loop (`off_loop`): one
+        write and one read under this (the connection's) lock; what the replies mean is
+        worked out after it is let go, since that may take a session's lock (catching up, a
+        session gone), which is taken before this one everywhere else."""
+        with self._batch_lock:
+            batch = self._batches.pop(loop, [])
         try:
-            with self.lock:
-                batch = self._batches.pop(loop, [])
-                outcomes = self._exchange_batch(batch)
-            self._resolve(outcomes)
+            settled = await off_loop(self, self._settle_batch, batch)
         except BaseException as exc:  # pragma: no cover - a bug: answered, never hung
             for *_, future in batch:
                 if not future.done():
                     future.set_exception(exc)
             if not isinstance(exc, Exception):
                 raise
+            return
+        for future, result, failed in settled:
+            if future.done():  # pragma: no cover - its request was cancelled
+                continue
+            if failed is not None:
+                future.set_exception(failed)
+            else:
+                future.set_result(result)
+
+    def _settle_batch(self, batch: list[tuple[Any, ...]]
+                      ) -> list[tuple[asyncio.Future[Any], Any, BaseException | None]]:
+        """`_flush`'s work in a thread: each read's future with its result or exception."""
+        with self.lock:
+            outcomes = self._exchange_batch(batch)
+        return self._resolve(outcomes)
 
     def _exchange_batch(self, batch: list[tuple[Any, ...]]
                         ) -> list[tuple[tuple[Any, ...], Any, int]]:
@@ -670,6 +855,11 @@ class SharedLog:
         sent: list[tuple[tuple[Any, ...], int, int]] = []  # item, reply index, now
         for item in batch:
             log, view, entry, maxlen, max_bytes, _ = item
+            if view.ticket != self.failures:  # came before an exchange failed: not again
+                outcomes.append((item, self.unavailable(
+                    f"no answer within {REDIS_TIMEOUT:g} s to a call this request waited "
+                    "behind"), 0))
+                continue
             seen = log._seen_current(view)
             if not seen and (view.last_id != log.last_id or view.epoch != log.epoch):
                 outcomes.append((item, StaleRead(), 0))  # applied entries since it read
@@ -692,13 +882,14 @@ class SharedLog:
                 self._load_scripts()  # Redis lost its script cache: those items run alone
         return outcomes + [(item, replies[index], now_ms) for item, index, now_ms in sent]
 
-    def _resolve(self, outcomes: list[tuple[tuple[Any, ...], Any, int]]) -> None:
-        """Resolve each read's future from its reply (outside the connection's lock)."""
+    def _resolve(self, outcomes: list[tuple[tuple[Any, ...], Any, int]]
+                 ) -> list[tuple[asyncio.Future[Any], Any, BaseException | None]]:
+        """Each read's future with what its reply means (outside the connection's lock; the
+        futures are resolved on their loop by `_flush`)."""
         behind: set[SharedLog] = set()
+        settled: list[tuple[asyncio.Future[Any], Any, BaseException | None]] = []
         for item, reply, now_ms in outcomes:
             log, view, entry, maxlen, max_bytes, future = item
-            if future.done():  # pragma: no cover - its request was cancelled
-                continue
             try:
                 if isinstance(reply, BaseException) and not isinstance(reply, self._no_script):
                     raise reply
@@ -710,17 +901,18 @@ class SharedLog:
                                           absorb=False)
             except StaleRead:
                 behind.add(log)
-                future.set_exception(StaleRead())
+                settled.append((future, None, StaleRead()))
             except self._response_error as exc:
-                future.set_exception(self.unavailable(exc))
+                settled.append((future, None, self.unavailable(exc)))
             except (ApiError, *self.redis_errors) as exc:  # type: ignore[misc]
-                future.set_exception(exc if isinstance(exc, ApiError)
-                                     else self.unavailable(exc))
+                settled.append((future, None, exc if isinstance(exc, ApiError)
+                                else self.unavailable(exc)))
             else:
-                future.set_result(result)
+                settled.append((future, result, None))
         for log in behind:  # their reads run again, on the caught-up copy
             with contextlib.suppress(ApiError, *self.redis_errors):
                 log.catch_up()
+        return settled
 
     def _sync_args(self, count: tuple[str, str] | None, entry: tuple[bytes, int] | None,
                    maxlen: int, max_bytes: int
@@ -758,7 +950,7 @@ class SharedLog:
         """What a `_SYNC` reply to a request's round trip means: StaleRead (after applying
         the new entries when `absorb`), the 429 (raised, or returned when `answer`), or
         None."""
-        if len(reply) == 3:
+        if _behind(reply):
             if not absorb:
                 raise StaleRead
             store = self.state.store
@@ -843,6 +1035,9 @@ class SharedLog:
                         self.undo(tx)
                         if deferred is not None:  # answered 503: not counted afterwards
                             deferred.pending = False
+                        raise
+                    except OffLoop:  # a read that wrote after all: run again in a thread
+                        self.undo(tx)
                         raise
                     if not committed:
                         self.undo(tx)
@@ -969,6 +1164,34 @@ class SharedMockState(MockState):
                    self.initial_limits(self.shared))
 
     # -- what the pipeline calls around a request ------------------------------------------------
+
+    async def off_loop(self, fn: Callable[..., T], *args: Any,
+                       scope: MutableMapping[str, Any] | None = None) -> T:
+        """`fn(*args)`, which may call Redis, in one of the worker's threads (`off_loop`):
+        the event loop never waits for Redis. `scope`: the request's (its ticket)."""
+        return await off_loop(self.log, fn, *args, scope=scope)
+
+    async def run(self, fn: Callable[..., T], *args: Any, scope: MutableMapping[str, Any],
+                  inline: bool) -> T:
+        """`fn(*args)` for a request: with `inline` (a read, which calls Redis only in its
+        round trip, `settle`), on the event loop when this state's lock is free, else, or
+        when it calls Redis after all (OffLoop: undone, as a stale read is), in one of the
+        worker's threads (`off_loop`). Reads stay on the loop and settle together (R18)."""
+        if inline and "mock.off_loop" not in scope:
+            lock = self.store.lock
+            if lock.acquire(blocking=False):
+                owner = self.log.connection_owner()
+                _REQUEST.ticket = (owner, scope.setdefault("mock.ticket", owner.failures))
+                _REQUEST.inline = True
+                try:
+                    return fn(*args)
+                except OffLoop:
+                    scope["mock.off_loop"] = True  # and its reruns
+                finally:
+                    _REQUEST.inline = False
+                    _REQUEST.ticket = None
+                    lock.release()
+        return await off_loop(self.log, fn, *args, scope=scope)
 
     def sync(self) -> None:
         """Apply what other workers wrote (one round trip when nothing is new)."""
@@ -1182,6 +1405,12 @@ class SharedMockState(MockState):
                 if keys:
                     client.delete(*keys)
         self.log.close()
+
+    def use_cursors(self, codec: CursorCodec) -> None:
+        """Sign and check cursors with the namespace's secret (kept in Redis), now and after
+        Redis lost the namespace: a `next_cursor` is good on every worker and process."""
+        codec.rekey(self.log.cursor_secret)
+        self.log.on_secret = codec.rekey
 
     def rebase(self) -> None:
         """Back to this worker's start-up state (the namespace's log was lost)."""

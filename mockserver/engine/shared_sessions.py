@@ -272,6 +272,9 @@ class SessionLog(SharedLog):
     def close(self) -> None:
         pass  # the connection is the default session's
 
+    def restarted(self) -> None:
+        pass  # a session created again: the namespace (and its cursor secret) is the same
+
     # -- incarnations ----------------------------------------------------------------------------
 
     def _absorb(self, reply: list[Any], wanted: str | None = None) -> tuple[bool, Any]:
@@ -491,6 +494,16 @@ class SharedSessions(Sessions):
             self.expire_idle()
 
     # -- requests -----------------------------------------------------------------------------
+
+    def materialised(self, name: str) -> MockState | None:
+        """The state `resolve` would return when it needs no call to Redis (the session is
+        materialised here and no idle sweep is due), else None: the pipeline resolves on
+        the event loop only then."""
+        if name == DEFAULT_SESSION:
+            return self.default
+        if time.monotonic() - self._last_sweep > 1.0:
+            return None
+        return self._local.get(name)
 
     def resolve(self, name: str) -> MockState:
         if name == DEFAULT_SESSION:

@@ -119,8 +119,6 @@ def _route(mock: MockApp, operation: Operation, func: Endpoint) -> Route:
         try:
             check_access(mock, request)
             state = mock.state_for(request.scope)
-            if state.replicated:  # what other workers changed first (shared.py)
-                state.sync()  # type: ignore[attr-defined]
             query = validator.query(request.query_params.multi_items(), strict=True)
             body = None
             if validator.body_validator is not None:
@@ -128,7 +126,11 @@ def _route(mock: MockApp, operation: Operation, func: Endpoint) -> Route:
                                  request.headers.get("content-type"))
                 if body is None and validator.operation.body_required:
                     raise BadRequest("request body is required: send a JSON object")
-            result = func(mock, request, query, body)
+            if state.replicated:  # Redis is called off the event loop (shared.py)
+                result = await state.off_loop(  # type: ignore[attr-defined]
+                    _synced, func, mock, state, request, query, body, scope=request.scope)
+            else:
+                result = func(mock, request, query, body)
             if isinstance(result, Awaitable):
                 result = await result
         except ApiError as error:
@@ -140,6 +142,13 @@ def _route(mock: MockApp, operation: Operation, func: Endpoint) -> Route:
         return json_response(status, result)
 
     return Route(operation.path, endpoint, methods=[operation.method], name=operation_id)
+
+
+def _synced(func: Endpoint, mock: MockApp, state: MockState, request: Request, query: Any,
+            body: Any) -> Any:
+    """`func` on a shared state, once the worker applied what other workers changed."""
+    state.sync()  # type: ignore[attr-defined]
+    return func(mock, request, query, body)
 
 
 # -- endpoints ------------------------------------------------------------------------------

@@ -4,6 +4,8 @@ storage routes beside it."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import Response
@@ -18,6 +20,7 @@ from ..engine.errors import (
 )
 from ..engine.responses import error_body, error_response
 from ..engine.sessions import SESSION_PREFIX, split_session_path
+from ..engine.state import MockState
 
 __all__ = ["Application", "create_app"]
 
@@ -46,7 +49,10 @@ class Application:
                 name = scan_headers(scope)[3]
             if name is not None:
                 try:
-                    scope["mock.state"] = self.mock.sessions.resolve(name)
+                    if self.mock.state.replicated:  # a look-up in Redis: off the event loop
+                        scope["mock.state"] = await self._shared_session(name, scope)
+                    else:
+                        scope["mock.state"] = self.mock.sessions.resolve(name)
                 except ApiError as error:
                     body = error_body(error)
                     await send({"type": "http.response.start", "status": error.status_code,
@@ -57,6 +63,18 @@ class Application:
                 await self.mock(scope, receive, send)
                 return
         await self.starlette(scope, receive, send)
+
+
+    async def _shared_session(self, name: str, scope: Scope) -> MockState:
+        """A session of a shared mock: as materialised on this worker, else looked up in
+        Redis in one of the worker's threads (shared.py: the event loop never waits)."""
+        sessions: Any = self.mock.sessions
+        found: MockState | None = sessions.materialised(name)
+        if found is not None:
+            return found
+        state: Any = self.mock.state
+        resolved: MockState = await state.off_loop(sessions.resolve, name, scope=scope)
+        return resolved
 
 
 def create_app(config: Config | None = None, *, mock: MockApp | None = None) -> Application:

@@ -46,7 +46,12 @@ async def upload(request: Request) -> Response:
     content_type = content_type.split(";")[0].strip().lower() or "application/octet-stream"
     state = mock.state_for(request.scope)
     try:
-        storage_id = state.accept_upload(token, b"".join(chunks), content_type)
+        if state.replicated:  # Redis is called off the event loop (shared.py)
+            storage_id = await state.off_loop(  # type: ignore[attr-defined]
+                state.accept_upload, token, b"".join(chunks), content_type,
+                scope=request.scope)
+        else:
+            storage_id = state.accept_upload(token, b"".join(chunks), content_type)
     except ApiError as error:
         return error_response(error)
     return JSONResponse({"storageId": storage_id})
@@ -58,8 +63,8 @@ async def download(request: Request) -> Response:
     mock: MockApp = request.app.state.mock
     storage_id = request.path_params["storage_id"]
     state = mock.state_for(request.scope)
-    if state.replicated:  # what other workers changed first (shared.py)
-        state.sync()  # type: ignore[attr-defined]
+    if state.replicated:  # what other workers changed first (shared.py), off the event loop
+        await state.off_loop(state.sync, scope=request.scope)  # type: ignore[attr-defined]
     record = state.store.get("uploads", storage_id)
     if record is None or record.get("kind") != "file":
         return _error(404, f"file {storage_id!r} not found")
