@@ -291,8 +291,8 @@ class Scrubber:
         short = {v for v in originals if len(v) < 8}
         found = []
         for name, table, text in files:
-            words = set(_WORDS.findall(text))
-            hit = next((q for w in words & anchors.keys() for q in anchors[w] if q in text), None)
+            in_text = set(_WORDS.findall(text))
+            hit = next((q for w in in_text & anchors.keys() for q in anchors[w] if q in text), None)
             if hit is not None:
                 found.append(f"{name} ({_where_in(text, lambda s, q=hit: q in s)})")
                 continue
