@@ -17,6 +17,7 @@ import httpx
 
 from ..data.tables import TABLES
 from ..openapi.spec import Operation, Spec
+from .drift import Drift
 from .plan import CHILDREN, DETAIL, ROOTS
 from .scrub import Scrubber, rule_for
 from .walk import _PARAM
@@ -29,6 +30,9 @@ class Difference:
     request: str
     what: str  # status | membership | order | paging | value
     detail: str
+    # which side the document supports: source | reference | both (it does not decide) |
+    # neither (both answers break it)
+    supported_by: str = "both"
 
 
 @dataclass
@@ -40,6 +44,20 @@ class _Run:
     unordered: Callable[[Operation, str], bool]
     differences: list[Difference] = field(default_factory=list)
     requests: int = 0
+    drift: Drift | None = None
+
+    def broken(self, op: Operation, statuses: list[int], bodies: list[Any],
+               order: str | None) -> bool:
+        """Whether these answers (all pages) break the document."""
+        assert self.drift is not None
+        before = sum(g["count"] for g in self.drift.groups.values())
+        last = None
+        for status, body in zip(statuses, bodies, strict=False):
+            self.drift.check(op, status, body, last, order)
+            data = body.get("data") if isinstance(body, dict) else None
+            if isinstance(data, list) and data and isinstance(data[-1], dict):
+                last = self.drift.order_key(op, data[-1])
+        return sum(g["count"] for g in self.drift.groups.values()) > before
 
 
 def _orders(op: Operation) -> list[str | None]:
@@ -88,8 +106,9 @@ def _format(path: str, params: dict[str, Any]) -> str:
     return _PARAM.sub(lambda m: str(params[m.group(1)]), path)
 
 
-def _pages(client: httpx.Client, op: Operation, path: str,
-           query: dict[str, Any]) -> tuple[list[int], list[Any], list[bool]]:
+def _pages(client: httpx.Client, op: Operation, path: str, query: dict[str, Any]
+           ) -> tuple[list[int], list[Any], list[bool], list[Any]]:
+    bodies: list[Any] = []
     statuses: list[int] = []
     items: list[Any] = []
     more: list[bool] = []
@@ -100,23 +119,39 @@ def _pages(client: httpx.Client, op: Operation, path: str,
         response = client.get(path, params=params)
         statuses.append(response.status_code)
         body = response.json() if response.content else None
+        bodies.append(body)
         if response.status_code != 200 or not isinstance(body, dict):
-            return statuses, [body], more
+            return statuses, [body], more, bodies
         data = body.get("data")
         if not op.paginated:
-            return statuses, [data], more
+            return statuses, [data], more, bodies
         items.extend(data or [])
         more.append(bool(body.get("has_more")))
         cursor = body.get("next_cursor")
         if not body.get("has_more") or not cursor:
-            return statuses, items, more
+            return statuses, items, more, bodies
 
 
 def _compare(run: _Run, op: Operation, path: str, query: dict[str, Any], table: str) -> None:
     name = f"GET {path}?{httpx.QueryParams(query)}"
-    a_status, a_items, a_more = _pages(run.source, op, path, query)
-    b_status, b_items, b_more = _pages(run.reference, op, path, query)
+    a_status, a_items, a_more, a_bodies = _pages(run.source, op, path, query)
+    b_status, b_items, b_more, b_bodies = _pages(run.reference, op, path, query)
     run.requests += len(a_status) + len(b_status)
+    count = len(run.differences)
+    _differences(run, op, name, table, (a_status, a_items, a_more), (b_status, b_items, b_more))
+    if len(run.differences) > count:
+        a_broken = run.broken(op, a_status, a_bodies, query.get("order"))
+        b_broken = run.broken(op, b_status, b_bodies, query.get("order"))
+        side = {(True, False): "reference", (False, True): "source",
+                (True, True): "neither"}.get((a_broken, b_broken), "both")
+        for difference in run.differences[count:]:
+            difference.supported_by = side
+
+
+def _differences(run: _Run, op: Operation, name: str, table: str,
+                 a: tuple[list[int], list[Any], list[bool]],
+                 b: tuple[list[int], list[Any], list[bool]]) -> None:
+    (a_status, a_items, a_more), (b_status, b_items, b_more) = a, b
     if a_status != b_status:
         run.differences.append(Difference(name, "status", f"{a_status} != {b_status}"))
         return
@@ -134,13 +169,13 @@ def _compare(run: _Run, op: Operation, path: str, query: dict[str, Any], table: 
     elif ids_a != ids_b and not run.unordered(op, table):
         run.differences.append(Difference(name, "order", "the same records in another order"))
     else:
-        by_key = {str(_key(b)): b for b in b_items}
-        for a in a_items:
-            b = by_key.get(str(_key(a)))
-            if a != b:
-                fields = sorted(k for k in {*a, *b} if a.get(k) != b.get(k)) \
-                    if isinstance(a, dict) and isinstance(b, dict) else ["(value)"]
-                run.differences.append(Difference(name, "value", f"{_key(a)}: {fields}"))
+        by_key = {str(_key(item)): item for item in b_items}
+        for mine in a_items:
+            theirs = by_key.get(str(_key(mine)))
+            if mine != theirs:
+                fields = sorted(k for k in {*mine, *theirs} if mine.get(k) != theirs.get(k)) \
+                    if isinstance(mine, dict) and isinstance(theirs, dict) else ["(value)"]
+                run.differences.append(Difference(name, "value", f"{_key(mine)}: {fields}"))
                 break
 
 
@@ -176,7 +211,8 @@ def differential(spec: Spec, source: httpx.Client, reference: httpx.Client,
             (rule := rule_for(table, (f,))) is not None and not scrubber.kept(table, rule)
             for f in fields or ())
 
-    run = _Run(spec, source, reference, transform, unordered)
+    run = _Run(spec, source, reference, transform, unordered,
+               drift=Drift(spec, scrubber or Scrubber(key=b"differential")))
     for op, path, query, table in _requests(spec, tables, workspaces):
         _compare(run, op, path, query, table)
     return run.requests, run.differences

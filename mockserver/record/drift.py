@@ -52,8 +52,10 @@ class Drift:
         group = self.groups.setdefault((op, where, kind), {"count": 0, "example": example})
         group["count"] += 1
 
-    def check(self, op: Operation, status: int, body: Any, last: Any = None) -> None:
-        """Record what the answer `body` with `status` to `op` says beyond the document."""
+    def check(self, op: Operation, status: int, body: Any, last: Any = None,
+              order: str | None = None) -> None:
+        """Record what the answer `body` with `status` to `op` says beyond the document
+        (`last`: the order key of the previous page's last item; `order`: the request's)."""
         self.answers += 1
         if status not in op.responses and status != 429:
             self._add(op.operation_id, "-", "status", status)
@@ -65,7 +67,7 @@ class Drift:
             for error in validator.iter_errors(body):
                 self._error(op, body, error)
         if status == op.success_status and op.paginated and isinstance(body, dict):
-            self._order(op, body.get("data"), last)
+            self._order(op, body.get("data"), last, order)
 
     def _error(self, op: Operation, body: Any, error: Any) -> None:
         kind = _KINDS.get(type(error.kind).__name__, "schema")
@@ -100,10 +102,10 @@ class Drift:
         values = [item.get(f) for f in fields]
         return values if all(isinstance(v, (str, int, float)) for v in values) else None
 
-    def _order(self, op: Operation, data: Any, last: Any) -> None:
+    def _order(self, op: Operation, data: Any, last: Any, order: str | None) -> None:
         if op.order is None or not isinstance(data, list):
             return
-        descending = op.order.direction == "desc"
+        descending = (order or op.order.direction) == "desc"
         previous = last
         for item in data:
             if not isinstance(item, dict):

@@ -144,6 +144,9 @@ def record(spec: Spec, http: Any, options: Options, *, per_minute: int = 120,
     extra: dict[str, Any] = {"generated_key": generated}
     if saved is not None:
         walk.restore(saved)
+        for name, rows in walk.tables.items():
+            for row in rows.values():
+                scrubber.note_kept(name, row)
         drift.groups = {tuple(k): v for k, v in saved["drift"]}
         drift.answers = saved["answers"]
         extra["original_digests"] = saved.get("original_digests", [])

@@ -83,6 +83,7 @@ RULES: dict[str, str] = {
     "*.disposition_reason": "text",
     "workflow_events.message": "text",
     "workflow_executions.error_summary": "text",
+    "whatsapp_templates.variables.*": "text",  # sample values: often a real guest's
     # URLs with personal paths: pictures, recordings, attachments (and their file names)
     "*.image_url": "url",
     "*.picture_url": "url",
@@ -111,6 +112,9 @@ def rule_for(table: str, path: tuple[str, ...]) -> str | None:
     exact = f"{table}.{dotted}"
     if exact in RULES:
         return exact
+    children = f"{table}.{path[0]}.*"  # any field under it (a free-form mapping)
+    if len(path) > 1 and children in RULES:
+        return children
     for depth in range(min(3, len(path)), 0, -1):  # *.parent.field before *.field
         wild = "*." + ".".join(path[-depth:])
         if wild in RULES:
@@ -143,6 +147,19 @@ class Scrubber:
     def record(self, table: str, record: dict[str, Any]) -> dict[str, Any]:
         """A scrubbed copy of a record of `table`."""
         return {k: self._value(table, (k,), v) for k, v in record.items()}
+
+    def note_kept(self, table: str, node: Any, path: tuple[str, ...] = ()) -> None:
+        """Remember the kept strings of an already scrubbed record (a resumed run's)."""
+        if isinstance(node, dict):
+            for key, value in node.items():
+                self.note_kept(table, value, (*path, key))
+        elif isinstance(node, list):
+            for value in node:
+                self.note_kept(table, value, path)
+        elif isinstance(node, str) and len(node) >= 3 and path and not path[-1].endswith("_at"):
+            rule = rule_for(table, path)
+            if rule is None or self.kept(table, rule):
+                self.kept_values.add(node)
 
     def _value(self, table: str, path: tuple[str, ...], value: Any) -> Any:
         if isinstance(value, dict):
@@ -273,6 +290,8 @@ class Scrubber:
         messages; a template's sample text) is that field's, not a leak. `previous`: keyed
         digests of the originals of an interrupted earlier run, checked as whole strings."""
         originals = self.originals - self.kept_values
+        if previous:
+            previous = previous - {self.original_digest(v) for v in self.kept_values}
         anchors: dict[str, list[str]] = {}
         for value in originals:
             if len(value) >= 8:

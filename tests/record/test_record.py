@@ -12,6 +12,7 @@ from typing import Any
 
 import httpx
 import orjson
+import pytest
 
 from mockserver.data.fixtures import load_dataset
 from mockserver.data.generate import generate
@@ -137,3 +138,123 @@ def test_a_generated_dataset_round_trips(tmp_path: Path) -> None:
     generate(scale=300, seed=3, out=generated)
     summary, _ = _round_trip([generated], tmp_path)
     assert summary["records"]["contacts"] > 100
+
+
+class _Planted(httpx.BaseTransport):
+    """A server that drifts from the document: contacts carry an undocumented field, one
+    appointment has a status outside the enum, calls come in the wrong order."""
+
+    def __init__(self, inner: httpx.BaseTransport) -> None:
+        self.inner = inner
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        response = self.inner.handle_request(request)
+        path = request.url.path
+        if response.status_code != 200 or not path.startswith("/v1/"):
+            return response
+        body = json.loads(response.read())
+        data = body.get("data")
+        if path == "/v1/contacts":
+            for item in data:
+                item["loyalty_tier"] = "Gold member since 2019"
+        elif path.startswith("/v1/appointments"):
+            for item in data if isinstance(data, list) else [data]:
+                if isinstance(item, dict) and item.get("id") == "ap_zoe_nguyen_walkthrough":
+                    item["status"] = "tentative"
+        elif path == "/v1/calls" and isinstance(data, list):
+            data.sort(key=lambda c: c["started_at"])  # documented: newest first
+        return httpx.Response(200, json=body, headers={"content-type": "application/json"})
+
+    def close(self) -> None:
+        self.inner.close()
+
+
+def test_planted_drift_is_reported_and_found_by_the_differential(tmp_path: Path) -> None:
+    out = tmp_path / "rec"
+    with _client([], TOKEN, wrap=_Planted) as source:
+        summary = _record(source, out)
+    drift = json.loads((out / "reports" / "drift.json").read_text())
+    found = {(f["operation"], f["field"], f["kind"]): f for f in drift["findings"]}
+    undocumented = found[("listContacts", "data[].loyalty_tier", "undocumented-field")]
+    assert undocumented["count"] == len(_keys([], {"ws_alpine", "ws_harborview"})["contacts"])
+    assert "Gold" not in json.dumps(undocumented["example"])  # scrubbed: could be personal
+    assert found[("getAppointment", "data.status", "enum")]["example"] == "tentative"
+    assert found[("listAppointments", "data[].status", "enum")]["count"] == 1
+    assert ("listCalls", "started_at", "order") in found
+    assert "loyalty_tier" in (out / "reports" / "drift.md").read_text()
+    assert summary["dropped_not_loadable"] == {"appointments": 1}
+    tables = load_dataset([out], spec=SPEC).tables
+    token = summary["tokens"][0]["token"]
+    with _client([], TOKEN, wrap=_Planted) as source, _client([out], token) as reference:
+        _, differences = differential(SPEC, source, reference, tables, summary["workspaces"],
+                                      Scrubber(key=KEY.encode()))
+    kinds = {(d.request.split("?")[0], d.what, d.supported_by) for d in differences}
+    assert ("GET /v1/calls", "order", "reference") in kinds
+    assert ("GET /v1/contacts", "value", "reference") in kinds
+    assert ("GET /v1/appointments", "membership", "reference") in kinds
+    assert {k for k in kinds if k[2] != "reference"} == set()
+
+
+def test_429s_are_waited_out_and_none_is_lost(tmp_path: Path) -> None:
+    waits: list[float] = []
+    with _client([], TOKEN, rate_limit=30) as source:
+        def sleep(seconds: float) -> None:  # the mock's clock moves instead of the test's
+            waits.append(seconds)
+            source.post("/__mock__/clock", json={"advance_seconds": seconds})
+
+        summary = record(SPEC, source, Options(out=tmp_path / "rec", scrub_key=KEY,
+                                               progress=False), per_minute=0, sleep=sleep)
+    assert summary["retried_after_429"] > 0
+    assert waits and all(0 < w <= 60 for w in waits)
+    assert _recorded_keys(tmp_path / "rec") == _keys([], set(summary["workspaces"]))
+
+
+def test_pacing_keeps_under_the_rate(tmp_path: Path) -> None:
+    now = [0.0]
+    times: list[float] = []
+
+    def sleep(seconds: float) -> None:
+        now[0] += seconds
+
+    from mockserver.record.client import PacedClient
+
+    with _client([], TOKEN) as source:
+        paced = PacedClient(source, per_minute=120, sleep=sleep, clock=lambda: now[0])
+        for _ in range(10):
+            paced.get("/v1/workspaces", {})
+            times.append(now[0])
+    assert times[-1] - times[0] >= 9 * 0.5
+
+
+class _Interrupt(httpx.BaseTransport):
+    def __init__(self, inner: httpx.BaseTransport, after: int) -> None:
+        self.inner, self.left = inner, after
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        self.left -= 1
+        if self.left < 0:
+            raise KeyboardInterrupt
+        return self.inner.handle_request(request)
+
+    def close(self) -> None:
+        self.inner.close()
+
+
+@pytest.mark.parametrize("after", [5, 150])
+def test_an_interrupted_recording_resumes_to_the_same_dataset(tmp_path: Path,
+                                                              after: int) -> None:
+    whole, cut = tmp_path / "whole", tmp_path / "cut"
+    with _client([], TOKEN) as source:
+        _record(source, whole)
+    with (_client([], TOKEN, wrap=lambda t: _Interrupt(t, after)) as source,
+          pytest.raises(KeyboardInterrupt)):
+        _record(source, cut)
+    state = (cut / ".record" / "state.json").read_text()
+    assert TOKEN not in state and "Emma" not in state  # scrubbed before the disk
+    with _client([], TOKEN) as source:
+        _record(source, cut, resume=True)
+    assert not (cut / ".record").exists()
+    for path in whole.glob("*.json"):
+        if path.name != "tokens.json":
+            assert (cut / path.name).read_bytes() == path.read_bytes(), path.name
+    assert sorted(p.name for p in cut.glob("*.json")) == sorted(p.name for p in whole.glob("*.json"))
