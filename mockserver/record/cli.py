@@ -39,6 +39,12 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                      help="stop reading after N records (references are kept resolvable)")
     rec.add_argument("--since", default=None, metavar="DATE",
                      help="keep records updated at or after DATE (ISO 8601) and what they name")
+    rec.add_argument("--compare", default=None, metavar="OLD_DIR",
+                     help="also report per table the records added, removed and changed since "
+                          "a previous recording (reports/compare.md)")
+    rec.add_argument("--differential", action="store_true",
+                     help="then serve the recording in-process and send the same reads to both; "
+                          "every difference goes to reports/differential.md")
     rec.add_argument("--rate", type=int, default=120, metavar="N",
                      help="requests per minute at most (default 120, the documented limit)")
     rec.add_argument("--quiet", action="store_true", help="no progress line")
@@ -55,13 +61,24 @@ def main(args: argparse.Namespace) -> int:
     if not args.token:
         print(f"error: --token (or {TOKEN_ENV}) is required", file=sys.stderr)
         return 2
+    if args.differential and not args.no_scrub and not args.scrub_key:
+        print("error: --differential compares through the pseudonyms: give --scrub-key "
+              "(or --no-scrub)", file=sys.stderr)
+        return 2
     options = Options(out=Path(args.out), workspaces=args.workspace, scrub_key=args.scrub_key,
                       keep=args.keep, scrub=not args.no_scrub, resume=args.resume,
-                      max_records=args.max_records, since=args.since, progress=not args.quiet)
+                      max_records=args.max_records, since=args.since, progress=not args.quiet,
+                      compare=Path(args.compare) if args.compare else None)
     headers = {"Authorization": f"Bearer {args.token}"}
     with httpx.Client(base_url=args.base_url.rstrip("/"), headers=headers, timeout=60) as http:
         try:
             summary = record(load_spec(), http, options, per_minute=args.rate)
+            if args.differential:
+                from .differential import run_differential
+
+                differences = run_differential(load_spec(), http, options, summary)
+                print(f"differential: {differences} difference(s), see "
+                      f"{args.out}/reports/differential.md")
         except KeyboardInterrupt:
             print(f"\ninterrupted: continue with the same command and --resume "
                   f"(state in {args.out}/.record/)", file=sys.stderr)

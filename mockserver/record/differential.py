@@ -216,3 +216,38 @@ def differential(spec: Spec, source: httpx.Client, reference: httpx.Client,
     for op, path, query, table in _requests(spec, tables, workspaces):
         _compare(run, op, path, query, table)
     return run.requests, run.differences
+
+
+def run_differential(spec: Spec, source: httpx.Client, options: Any,
+                     summary: dict[str, Any]) -> int:
+    """Serve the recording in `options.out` in-process and compare it with `source`; writes
+    reports/differential.{json,md}; the number of differences."""
+    import json
+
+    from ..data.fixtures import load_dataset
+    from ..engine.app import Config
+    from ..standalone.server import create_app
+    from ..testing.transport import SyncASGITransport
+
+    out = options.out
+    app = create_app(Config(fixtures=[out], rate_limit=0, request_log=False))
+    token = summary["tokens"][0]["token"]
+    scrubber = (Scrubber(key=options.scrub_key.encode(), keep=frozenset(options.keep))
+                if options.scrub and options.scrub_key else None)
+    if options.scrub and scrubber is None:
+        raise ValueError("--differential of a scrubbed recording needs its --scrub-key")
+    tables = load_dataset([out], spec=spec).tables
+    with httpx.Client(base_url="http://recording", transport=SyncASGITransport(app),
+                      headers={"Authorization": f"Bearer {token}"}) as reference:
+        sent, differences = differential(spec, source, reference, tables,
+                                         summary["workspaces"], scrubber)
+    found = [d.__dict__ for d in differences]
+    (out / "reports" / "differential.json").write_text(
+        json.dumps({"requests": sent, "differences": found}, indent=2))
+    lines = ["# Differential reads: the server and the mock of its recording", "",
+             f"{sent} requests, {len(found)} difference(s).", "",
+             "| request | what | detail | the document supports |", "|---|---|---|---|"]
+    lines += [f"| `{d['request']}` | {d['what']} | {d['detail']} | {d['supported_by']} |"
+              for d in found]
+    (out / "reports" / "differential.md").write_text("\n".join(lines) + "\n")
+    return len(found)

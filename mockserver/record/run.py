@@ -41,6 +41,7 @@ class Options:
     max_records: int | None = None
     since: str | None = None
     progress: bool = True
+    compare: Path | None = None  # a previous recording: reports/compare.{json,md}
 
 
 def _state_path(out: Path) -> Path:
@@ -205,6 +206,10 @@ def _finish(spec: Spec, out: Path, walk: Walk, client: PacedClient, options: Opt
                "dropped_by_bounds": dropped, "dropped_not_loadable": invalid, "complete": not walk.queue,
                "tokens": [{"token": t["token"], "access": t["access"]} for t in tokens]}
     (reports / "summary.json").write_text(json.dumps(summary, indent=2, sort_keys=True))
+    if options.compare is not None:
+        from .compare import compare, write_compare
+
+        write_compare(compare(options.compare, out), reports, options.compare)
     try:
         load_dataset([out], spec=spec)
     except FixtureError as exc:
