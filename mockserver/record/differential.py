@@ -224,10 +224,11 @@ def run_differential(spec: Spec, source: httpx.Client, options: Any,
     reports/differential.{json,md}; the number of differences."""
     import json
 
+    from starlette.testclient import TestClient
+
     from ..data.fixtures import load_dataset
     from ..engine.app import Config
     from ..standalone.server import create_app
-    from ..testing.transport import SyncASGITransport
 
     out = options.out
     app = create_app(Config(fixtures=[out], rate_limit=0, request_log=False))
@@ -237,8 +238,8 @@ def run_differential(spec: Spec, source: httpx.Client, options: Any,
     if options.scrub and scrubber is None:
         raise ValueError("--differential of a scrubbed recording needs its --scrub-key")
     tables = load_dataset([out], spec=spec).tables
-    with httpx.Client(base_url="http://recording", transport=SyncASGITransport(app),
-                      headers={"Authorization": f"Bearer {token}"}) as reference:
+    with TestClient(app, base_url="http://recording",
+                    headers={"Authorization": f"Bearer {token}"}) as reference:
         sent, differences = differential(spec, source, reference, tables,
                                          summary["workspaces"], scrubber)
     found = [d.__dict__ for d in differences]

@@ -12,12 +12,12 @@ from pathlib import Path
 
 import orjson
 import pytest
+from test_serve_cli import _free_port, _wait
 
 from mockserver.data.fixtures import load_dataset
 from mockserver.data.tables import TABLES
 from mockserver.standalone.cli import main
-from tests.record.test_record import KEY, SPEC, TOKEN, _client, _record
-from tests.test_serve_cli import _free_port, _wait
+from record.test_record import KEY, SPEC, TOKEN, _client, _record
 
 
 def test_record_cli_against_a_served_mock(tmp_path: Path,
