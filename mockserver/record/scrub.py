@@ -4,8 +4,8 @@ Which fields hold personal data is decided from the document's fields once, here
 and stated in README ("Your own workspace"). A rule names a field by table and path inside
 the record (`messages.body`, `*.email` for the field in any table and at any depth,
 `*.guest.city` for the field under that parent). `tests/record/test_scrub_rules.py` walks every
-string field of every table's schemas and fails when one is neither scrubbed nor listed as
-kept (`KEPT`), so a field added to the document forces a decision.
+string field of every table's schemas and fails when one is neither scrubbed nor kept on
+purpose (`kept_field`), so a field added to the document forces a decision.
 
 Pseudonyms are keyed (HMAC-SHA256 under the scrub key) and consistent: the same value of the
 same kind maps to the same pseudonym in every table and every recording under one key, so
@@ -33,7 +33,7 @@ from typing import Any
 
 import orjson
 
-__all__ = ["KEPT", "RULES", "Scrubber", "rule_for"]
+__all__ = ["KEPT_NAMES", "KEPT_TABLES", "RULES", "Scrubber", "kept_field", "rule_for"]
 
 # kind of pseudonym per rule: name | text | email | phone | handle | code | url | token
 RULES: dict[str, str] = {
@@ -92,18 +92,29 @@ RULES: dict[str, str] = {
     "*.attachments.name": "filename",
 }
 
-# String fields deliberately kept: identifiers and references, enums and statuses, timestamps,
-# and the workspace's own configuration (agents, skills, tools, knowledge base, workflows,
-# settings, templates), which is business content rather than personal data.
-KEPT: tuple[str, ...] = (
-    "ids and references (`id`, `*_id`, `*_ids`), enums, statuses, timestamps and dates",
-    "workspaces, roles, settings, senders (the workspace's own addresses, also in their ids), "
-    "WhatsApp templates, verification rules",
-    "booking references (confirmation codes, channel reservation ids: they are keys elsewhere)",
-    "agents, skills, custom tools, tool catalogue, knowledge base, conversation tags, workflows",
-    "contact language, inbox type and channel types; reservation listing, platform and amounts",
-    "guest locale and country; call sentiment and transfer status; ticket and run metadata",
-)
+# String fields deliberately kept (every other string field of a table's schemas has a rule:
+# tests/record/test_scrub_rules.py): the workspace's own configuration, which is business
+# content rather than personal data, whole tables of it...
+KEPT_TABLES: frozenset[str] = frozenset({
+    "workspaces", "workspace_settings", "roles", "senders", "whatsapp_templates",
+    "verification_rules", "models", "builtin_tools", "agents", "agent_connections", "skills",
+    "custom_tools", "kb_nodes", "conversation_tags", "workflows", "workflow_folders",
+    "workflow_executions", "workflow_events"})
+# ...and, in the other tables, identifiers and references, enumerations and codes of the
+# service or its integrations, and the coarse facts (a guest's country and locale, a
+# reservation's listing and platform, a currency). Booking references (confirmation codes,
+# channel reservation ids) are kept: they are keys the integrations look records up by.
+KEPT_NAMES: frozenset[str] = frozenset({
+    "id", "ancestors", "entity_ids", "created_by", "assigned_by", "role", "channel", "type",
+    "status", "language", "last_channel", "currency", "channel_name", "pms_platform",
+    "source", "locale", "country", "priority", "tags", "disposition", "proposal_outcome",
+    "sentiment", "transfer_status", "content_type", "origin", "confirmation_code"})
+
+
+def kept_field(table: str, path: tuple[str, ...]) -> bool:
+    """Whether a string field with no rule is kept on purpose (see KEPT_TABLES, KEPT_NAMES)."""
+    name = path[-1]
+    return (table in KEPT_TABLES or name in KEPT_NAMES or name.endswith(("_id", "_ids")))
 
 
 def rule_for(table: str, path: tuple[str, ...]) -> str | None:
