@@ -157,7 +157,9 @@ def _at(body: Any, path: list[str]) -> Any:
 
 
 def _personal(scrubber: Scrubber, path: list[str]) -> bool:
-    from .scrub import rule_for
+    """Whether a field of that name is scrubbed in any table (the example is then shown as a
+    pseudonym, whatever the operation)."""
+    from .scrub import RULES
 
-    fields = tuple(p for p in path if not p.isdigit() and p != "data")
-    return bool(fields) and rule_for("*", fields) is not None
+    fields = [p for p in path if not p.isdigit()]
+    return bool(fields) and any(rule.rsplit(".", 1)[-1] == fields[-1] for rule in RULES)
