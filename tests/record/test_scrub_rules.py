@@ -84,3 +84,23 @@ def test_pseudonyms_are_consistent_keyed_and_keep_lengths() -> None:
     assert one.report()["fields"]["*.first_name"] == {"kind": "name", "replaced": 1,
                                                      "distinct": 1}
     assert "Maria" not in repr(one.report())
+
+
+def test_the_written_files_are_checked_for_every_original() -> None:
+    scrubber = Scrubber(b"k")
+    scrubber.record("contacts", {"first_name": "Emma", "channels": [
+        {"value": "emma.clarke@gmail.com"}], "last_message_preview": "See you at the door"})
+    scrubber.record("agents", {"name": "Harbor Concierge"})  # kept: an agent's name
+    scrubber.record("messages", {"sender": {"name": "Harbor Concierge"}})
+    clean = '[{"first_name":"%s"}]' % scrubber.pseudonym("name", "Emma")
+    assert scrubber.leftovers([("contacts.json", "contacts", clean)]) == []
+    leaked = '[{"language":"Emma"}]'  # a short original as a whole value in a kept field
+    assert scrubber.leftovers([("contacts.json", "contacts", leaked)]) == [
+        "contacts.json (field language)"]
+    inside = '[{"about":"write to emma.clarke@gmail.com"}]'  # a long one inside a value
+    assert scrubber.leftovers([("x.json", None, inside)]) == ["x.json (field about)"]
+    kept = '[{"name":"Harbor Concierge"}]'  # held by a field kept on purpose: not a leak
+    assert scrubber.leftovers([("agents.json", "agents", kept)]) == []
+    digest = frozenset({scrubber.original_digest("Lucas")})  # an interrupted run's original
+    assert scrubber.leftovers([("c.json", "contacts", '[{"type":"Lucas"}]')], digest) == [
+        "c.json (field type)"]
