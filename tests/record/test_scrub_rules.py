@@ -92,7 +92,7 @@ def test_the_written_files_are_checked_for_every_original() -> None:
         {"value": "emma.clarke@gmail.com"}], "last_message_preview": "See you at the door"})
     scrubber.record("agents", {"name": "Harbor Concierge"})  # kept: an agent's name
     scrubber.record("messages", {"sender": {"name": "Harbor Concierge"}})
-    clean = '[{"first_name":"%s"}]' % scrubber.pseudonym("name", "Emma")
+    clean = '[{{"first_name":"{}"}}]'.format(scrubber.pseudonym("name", "Emma"))
     assert scrubber.leftovers([("contacts.json", "contacts", clean)]) == []
     leaked = '[{"language":"Emma"}]'  # a short original as a whole value in a kept field
     assert scrubber.leftovers([("contacts.json", "contacts", leaked)]) == [
