@@ -1,4 +1,4 @@
-"""Command line: `python -m mockserver serve | fixtures generate | conform | proxy`."""
+"""Command line: `python -m mockserver serve | fixtures generate | record | conform | proxy`."""
 
 from __future__ import annotations
 
@@ -331,6 +331,9 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
     generate.add_argument("--out", required=True, metavar="DIR",
                           help="directory to write the dataset to (required; created if missing)")
     generate.set_defaults(func=_generate)
+    from ..record.cli import add_parser as add_record_parser
+
+    add_record_parser(commands)
 
     # Listed for --help only: main() hands these their own argument lines.
     commands.add_parser("conform", add_help=False,

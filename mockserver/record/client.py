@@ -1,0 +1,93 @@
+"""The recorder's HTTP side: paced under the documented rate limit, 429s retried after
+`Retry-After`, transient failures retried; every answer handed back with its status."""
+
+from __future__ import annotations
+
+import email.utils
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+
+__all__ = ["PacedClient", "RecordError", "retry_after_seconds"]
+
+MAX_RETRIES = 30  # consecutive 429 or transient answers to one request before giving up
+TRANSIENT = (500, 502, 503, 504)
+
+
+class RecordError(Exception):
+    """The recording cannot go on (the server refuses the token, keeps failing, ...)."""
+
+
+def retry_after_seconds(value: str | None, now: float, default: float) -> float:
+    """Seconds to wait from a `Retry-After` header (delta-seconds or an HTTP date)."""
+    if not value:
+        return default
+    value = value.strip()
+    if value.isdigit():
+        return float(value)
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return default
+    return max(0.0, when.timestamp() - now)
+
+
+@dataclass
+class PacedClient:
+    """GETs through `client`, at most `per_minute` requests a minute (0: unpaced)."""
+
+    client: httpx.Client
+    per_minute: int = 120
+    sleep: Callable[[float], None] = time.sleep
+    clock: Callable[[], float] = time.monotonic
+    requests: int = 0
+    retried_429: int = 0
+    retried_transient: int = 0
+    elapsed: float = 0.0
+    _next_at: float = field(default=0.0, repr=False)
+
+    def _pace(self) -> None:
+        if self.per_minute <= 0:
+            return
+        now = self.clock()
+        if now < self._next_at:
+            self.sleep(self._next_at - now)
+        self._next_at = max(now, self._next_at) + 60.0 / self.per_minute
+
+    def get(self, path: str, params: dict[str, Any]) -> httpx.Response:
+        """The answer to GET `path` (not a 429, not a transient 5xx unless retries ran out)."""
+        failures = 0
+        while True:
+            self._pace()
+            started = time.monotonic()
+            try:
+                response = self.client.get(path, params=params)
+            except httpx.TransportError as exc:
+                failures += 1
+                if failures > MAX_RETRIES:
+                    raise RecordError(f"GET {path}: {type(exc).__name__}: {exc}") from None
+                self.retried_transient += 1
+                self.sleep(min(30.0, 2.0 ** min(failures, 5)))
+                continue
+            finally:
+                self.elapsed += time.monotonic() - started
+            self.requests += 1
+            if response.status_code == 429:
+                failures += 1
+                self.retried_429 += 1
+                wait = retry_after_seconds(response.headers.get("retry-after"), time.time(), 1.0)
+                if failures > MAX_RETRIES:
+                    raise RecordError(f"GET {path}: still 429 after {MAX_RETRIES} retries")
+                self.sleep(wait)
+                continue
+            if response.status_code in TRANSIENT and failures < 5:
+                failures += 1
+                self.retried_transient += 1
+                self.sleep(min(30.0, 2.0 ** failures))
+                continue
+            if response.status_code == 401:
+                raise RecordError(f"GET {path}: 401: the server refuses the token")
+            return response

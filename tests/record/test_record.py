@@ -1,0 +1,300 @@
+"""`record`, mock to mock: a mock serving a dataset is recorded, the recording is served, and
+every read answers as the source's (scrubbed with the recording's key); no personal value of
+the source remains; the token is never written; drift is reported; 429s are waited out;
+an interrupted run resumes to the same dataset."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import httpx
+import orjson
+import pytest
+
+from mockserver.data.fixtures import load_dataset
+from mockserver.data.generate import generate
+from mockserver.data.tables import TABLES
+from mockserver.engine.app import Config
+from mockserver.openapi.spec import load_spec
+from mockserver.record.differential import differential
+from mockserver.record.run import Options, record
+from mockserver.record.scrub import Scrubber
+from mockserver.standalone.server import create_app
+from mockserver.testing.transport import DirectTransport
+
+SPEC = load_spec()
+KEY = "test-scrub-key"
+TOKEN = "mock-write-token"
+
+
+def _client(fixtures: list[Path], token: str, rate_limit: int = 0,
+            wrap: Callable[[httpx.BaseTransport], httpx.BaseTransport] | None = None
+            ) -> httpx.Client:
+    app = create_app(Config(fixtures=fixtures, rate_limit=rate_limit, self_check=True,
+                            request_log=False, response_cache=0))
+    transport: httpx.BaseTransport = DirectTransport(app, httpx.URL("http://mock"),
+                                                     httpx.HTTPTransport())
+    if wrap is not None:
+        transport = wrap(transport)
+    return httpx.Client(base_url="http://mock", transport=transport,
+                        headers={"Authorization": f"Bearer {token}"})
+
+
+def _record(source: httpx.Client, out: Path, **options: Any) -> dict[str, Any]:
+    return record(SPEC, source, Options(out=out, scrub_key=KEY, progress=False, **options),
+                  per_minute=0, sleep=options.pop("sleep", lambda s: None))
+
+
+def _keys(fixtures: list[Path], workspaces: set[str]) -> dict[str, set[str]]:
+    """The source's record keys per table, for the recorded workspaces."""
+    dataset = load_dataset(fixtures or None, spec=SPEC)
+    out: dict[str, set[str]] = {}
+    last = ("workflow_events", "conversation_summaries")
+    for name in [n for n in dataset.tables if n not in last] + list(last):
+        rows = dataset.tables[name]
+        ws_field = TABLES[name].workspace_field
+        if not TABLES[name].schemas and name != "conversation_summaries":
+            continue
+        keys = {k for k, r in rows.items()
+                if ws_field is None or r.get(ws_field) in workspaces}
+        if name == "users":
+            keys = {k for k, r in rows.items() if set(r["_workspace_ids"]) & workspaces}
+        # Not observable through the API, so not recorded: a summary of nulls (the same as
+        # none) and a connection no agent uses (only an agent's connections are listed).
+        if name == "conversation_summaries":
+            keys = {k for k, r in rows.items() if k in out.get("conversations", set())
+                    and (r.get("summary") is not None or r.get("sentiment") is not None)}
+        if name == "agent_connections":
+            keys &= {c for a in dataset.tables["agents"].values() for c in a["connection_ids"]}
+        if name == "workflow_events":
+            keys = {k for k, r in rows.items() if r["execution_id"] in out["workflow_executions"]}
+        if keys:
+            out[name] = keys
+    return out
+
+
+def _recorded_keys(out: Path) -> dict[str, set[str]]:
+    found = {}
+    for path in out.glob("*.json"):
+        if path.stem != "tokens":
+            key = TABLES[path.stem].key
+            found[path.stem] = {r[key] for r in orjson.loads(path.read_bytes())}
+    return found
+
+
+# Personal fields named here, independently of the scrubber's rules.
+PERSONAL = {
+    "contacts": [("first_name",), ("last_name",), ("channels", "value"), ("image_url",),
+                 ("last_message_preview",)],
+    "users": [("first_name",), ("last_name",), ("email",), ("picture_url",)],
+    "conversations": [("contact", "first_name"), ("contact", "last_name"),
+                      ("assignee", "name"), ("assignee", "email")],
+    "messages": [("body",), ("sender", "name")],
+    "ticket_notes": [("body",), ("author", "name")],
+    "tickets": [("subject",), ("summary",)],
+    "reservations": [("door_code",), ("key_code",), ("guest_note",), ("guest", "name"),
+                     ("guest", "email"), ("guest", "phone"), ("guest", "city")],
+    "appointments": [("booking_info", "name"), ("booking_info", "email"),
+                     ("booking_info", "phone"), ("notes",)],
+    "calls": [("from_phone",), ("to_phone",), ("summary",)],
+    "escalations": [("guest_message",), ("proposed_response",)],
+    "airbnb_transactions": [("guest_name",)],
+    "helpdesk_tickets": [("requester", "name"), ("requester", "email")],
+}
+
+
+def _at(node: Any, path: tuple[str, ...]) -> list[Any]:
+    if not path:
+        return [node]
+    if isinstance(node, list):
+        return [v for item in node for v in _at(item, path)]
+    if isinstance(node, dict) and path[0] in node:
+        return _at(node[path[0]], path[1:])
+    return []
+
+
+def _personal_values(fixtures: list[Path]) -> set[str]:
+    """The source's values of the PERSONAL fields, less those the workspace's configuration
+    also holds, which is kept: an agent's name (the sender of its messages), a sender's
+    address (a contact may write from the workspace's own number)."""
+    dataset = load_dataset(fixtures or None, spec=SPEC)
+    agents = {a["name"] for a in dataset.tables["agents"].values()}
+    agents |= {s["address"] for s in dataset.tables["senders"].values()}
+    return {v for table, paths in PERSONAL.items() for r in dataset.tables[table].values()
+            for path in paths for v in _at(r, path)
+            if isinstance(v, str) and len(v) >= 3 and v not in agents}
+
+
+def _round_trip(fixtures: list[Path], tmp_path: Path) -> tuple[dict[str, Any], Path]:
+    out = tmp_path / "rec"
+    with _client(fixtures, TOKEN) as source:
+        summary = _record(source, out)
+    workspaces = set(summary["workspaces"])
+    assert _recorded_keys(out) == _keys(fixtures, workspaces)
+    texts = {p.name: p.read_text() for p in out.rglob("*") if p.is_file()}
+    assert not [n for n, t in texts.items() if TOKEN in t]  # the real token, nowhere
+    personal = _personal_values(fixtures)
+    assert len(personal) > 20
+    assert not {n: v for n, t in texts.items() for v in personal if len(v) >= 8 and v in t}
+    source = load_dataset(fixtures or None, spec=SPEC).tables
+    recorded = load_dataset([out], spec=SPEC).tables
+    for table, paths in PERSONAL.items():  # short values: each personal field replaced
+        for key, row in recorded[table].items():
+            for path in paths:
+                before = {v for v in _at(source[table][key], path) if v in personal}
+                assert not before & set(_at(row, path)), (table, key, path)
+    tables = load_dataset([out], spec=SPEC).tables
+    token = summary["tokens"][0]["token"]
+    with _client(fixtures, TOKEN) as source, _client([out], token) as reference:
+        sent, differences = differential(SPEC, source, reference, tables,
+                                         summary["workspaces"], Scrubber(key=KEY.encode()))
+    assert sent > 200
+    assert differences == []
+    return summary, out
+
+
+def test_the_default_fixtures_round_trip(tmp_path: Path) -> None:
+    summary, out = _round_trip([], tmp_path)
+    assert summary["workspaces"] == ["ws_alpine", "ws_harborview"]
+    drift = json.loads((out / "reports" / "drift.json").read_text())
+    assert drift["findings"] == []
+    scrub = json.loads((out / "reports" / "scrub.json").read_text())
+    assert scrub["fields"]["*.first_name"]["replaced"] > 0
+    assert "Emma" not in (out / "reports" / "scrub.json").read_text()
+
+
+def test_a_generated_dataset_round_trips(tmp_path: Path) -> None:
+    generated = tmp_path / "gen"
+    generate(scale=200, seed=3, out=generated)
+    summary, _ = _round_trip([generated], tmp_path)
+    assert summary["records"]["contacts"] > 60
+
+
+class _Planted(httpx.BaseTransport):
+    """A server that drifts from the document: contacts carry an undocumented field, one
+    appointment has a status outside the enum, calls come in the wrong order."""
+
+    def __init__(self, inner: httpx.BaseTransport) -> None:
+        self.inner = inner
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        response = self.inner.handle_request(request)
+        path = request.url.path
+        if response.status_code != 200 or not path.startswith("/v1/"):
+            return response
+        body = json.loads(response.read())
+        data = body.get("data")
+        if path == "/v1/contacts":
+            for item in data:
+                item["loyalty_tier"] = "Gold member since 2019"
+        elif path.startswith("/v1/appointments"):
+            for item in data if isinstance(data, list) else [data]:
+                if isinstance(item, dict) and item.get("id") == "ap_zoe_nguyen_walkthrough":
+                    item["status"] = "tentative"
+        elif path == "/v1/calls" and isinstance(data, list):
+            data.sort(key=lambda c: c["started_at"])  # documented: newest first
+        return httpx.Response(200, json=body, headers={"content-type": "application/json"})
+
+    def close(self) -> None:
+        self.inner.close()
+
+
+def test_planted_drift_is_reported_and_found_by_the_differential(tmp_path: Path) -> None:
+    out = tmp_path / "rec"
+    with _client([], TOKEN, wrap=_Planted) as source:
+        summary = _record(source, out)
+    drift = json.loads((out / "reports" / "drift.json").read_text())
+    found = {(f["operation"], f["field"], f["kind"]): f for f in drift["findings"]}
+    undocumented = found[("listContacts", "data[].loyalty_tier", "undocumented-field")]
+    assert undocumented["count"] == len(_keys([], {"ws_alpine", "ws_harborview"})["contacts"])
+    assert "Gold" not in json.dumps(undocumented["example"])  # scrubbed: could be personal
+    assert found[("getAppointment", "data.status", "enum")]["example"] == "tentative"
+    assert found[("listAppointments", "data[].status", "enum")]["count"] == 1
+    assert ("listCalls", "started_at", "order") in found
+    assert "loyalty_tier" in (out / "reports" / "drift.md").read_text()
+    assert summary["dropped_not_loadable"] == {"appointments": 1}
+    tables = load_dataset([out], spec=SPEC).tables
+    token = summary["tokens"][0]["token"]
+    with _client([], TOKEN, wrap=_Planted) as source, _client([out], token) as reference:
+        _, differences = differential(SPEC, source, reference, tables, summary["workspaces"],
+                                      Scrubber(key=KEY.encode()))
+    kinds = {(d.request.split("?")[0], d.what, d.supported_by) for d in differences}
+    assert ("GET /v1/calls", "order", "reference") in kinds
+    assert ("GET /v1/contacts", "value", "reference") in kinds
+    assert ("GET /v1/appointments", "membership", "reference") in kinds
+    assert {k for k in kinds if k[2] != "reference"} == set()
+
+
+def test_429s_are_waited_out_and_none_is_lost(tmp_path: Path) -> None:
+    waits: list[float] = []
+    with _client([], TOKEN, rate_limit=30) as source:
+        def sleep(seconds: float) -> None:  # the mock's clock moves instead of the test's
+            waits.append(seconds)
+            source.post("/__mock__/clock", json={"advance_seconds": seconds})
+
+        summary = record(SPEC, source, Options(out=tmp_path / "rec", scrub_key=KEY,
+                                               progress=False), per_minute=0, sleep=sleep)
+    assert summary["retried_after_429"] > 0
+    assert waits and all(0 < w <= 60 for w in waits)
+    assert _recorded_keys(tmp_path / "rec") == _keys([], set(summary["workspaces"]))
+
+
+def test_pacing_keeps_under_the_rate(tmp_path: Path) -> None:
+    now = [0.0]
+    times: list[float] = []
+
+    def sleep(seconds: float) -> None:
+        now[0] += seconds
+
+    from mockserver.record.client import PacedClient
+
+    with _client([], TOKEN) as source:
+        paced = PacedClient(source, per_minute=120, sleep=sleep, clock=lambda: now[0])
+        for _ in range(10):
+            paced.get("/v1/workspaces", {})
+            times.append(now[0])
+    assert times[-1] - times[0] >= 9 * 0.5
+
+
+class _Interrupt(httpx.BaseTransport):
+    def __init__(self, inner: httpx.BaseTransport, after: int) -> None:
+        self.inner, self.left = inner, after
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        self.left -= 1
+        if self.left < 0:
+            raise KeyboardInterrupt
+        return self.inner.handle_request(request)
+
+    def close(self) -> None:
+        self.inner.close()
+
+
+@pytest.fixture(scope="module")
+def whole(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """An uninterrupted recording of the default fixtures."""
+    out = tmp_path_factory.mktemp("whole") / "rec"
+    with _client([], TOKEN) as source:
+        _record(source, out)
+    return out
+
+
+@pytest.mark.parametrize("after", [5, 150])
+def test_an_interrupted_recording_resumes_to_the_same_dataset(tmp_path: Path, whole: Path,
+                                                              after: int) -> None:
+    cut = tmp_path / "cut"
+    with (_client([], TOKEN, wrap=lambda t: _Interrupt(t, after)) as source,
+          pytest.raises(KeyboardInterrupt)):
+        _record(source, cut)
+    state = (cut / ".record" / "state.json").read_text()
+    assert TOKEN not in state and "Emma" not in state  # scrubbed before the disk
+    with _client([], TOKEN) as source:
+        _record(source, cut, resume=True)
+    assert not (cut / ".record").exists()
+    for path in whole.glob("*.json"):
+        if path.name != "tokens.json":
+            assert (cut / path.name).read_bytes() == path.read_bytes(), path.name
+    assert sorted(p.name for p in cut.glob("*.json")) == sorted(p.name for p in whole.glob("*.json"))
