@@ -15,6 +15,7 @@ from __future__ import annotations
 import logging
 import secrets
 import time
+import zlib
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -43,13 +44,14 @@ from .errors import (
     NotFound,
     PayloadTooLarge,
     StaleRead,
+    UnsupportedMediaType,
 )
 from .faults import DropResponse, Faults, fault_response
 from .handlers import load_handlers
 from .journal import MAX_JOURNAL_BYTES, Journal
 from .pagination import CursorCodec
 from .ratelimit import RateLimiter
-from .requestlog import REQUEST_LOGGER, log_request
+from .requestlog import REQUEST_LOGGER, log_request, printable
 from .responses import error_body
 from .routing import Router
 from .selfcheck import SelfCheck
@@ -192,6 +194,31 @@ def _body(scope: Scope) -> bytes:
     return bytes(body)
 
 
+def decode_body(body: bytes, encoding: str, limit: int) -> bytes:
+    """A request body sent with `Content-Encoding`: identity as it is, gzip and deflate
+    decoded (413 when the decoded body passes `limit`: no decompression bomb is held), any
+    other coding refused with 415 naming it."""
+    name = encoding.strip().lower()
+    if name in ("", "identity"):
+        return body
+    if name not in ("gzip", "x-gzip", "deflate"):
+        raise UnsupportedMediaType(f"header 'Content-Encoding': {encoding.strip()!r} is not "
+                                   "supported; send identity, gzip or deflate")
+    # wbits: 16+ reads a gzip member, a plain deflate stream is zlib-wrapped (RFC 9110 8.4.1.2)
+    decoder = zlib.decompressobj(16 + zlib.MAX_WBITS if "gzip" in name else zlib.MAX_WBITS)
+    try:
+        decoded = decoder.decompress(body, limit + 1)
+        complete = decoder.eof
+    except zlib.error:
+        complete = False
+        decoded = b""
+    if len(decoded) > limit:
+        raise PayloadTooLarge(f"request body is larger than {limit} bytes once decoded")
+    if not complete:
+        raise BadRequest(f"header 'Content-Encoding': the body is not valid {name} data")
+    return decoded
+
+
 def _browser_noise(path: str) -> bool:
     """Requests a browser makes on its own (icons, robots, well-known probes): answered, but
     never journaled, so the inspector shows what clients sent (inlined in `_observed`)."""
@@ -204,7 +231,8 @@ def _preferred_code(prefer: str) -> int | None:
         name, _, value = part.strip().partition("=")
         if name.strip().lower() == "code":
             value = value.strip().strip('"')
-            if not value.isdigit():
+            # ASCII digits only: str.isdigit() also accepts "²" and other digits int() refuses.
+            if not (len(value) == 3 and value.isascii() and value.isdigit()):
                 raise UnsupportedPreference(f"header 'Prefer': code={value!r} is not a status code")
             return int(value)
     return None
@@ -436,7 +464,7 @@ class MockApp:
 
     def _failed(self, scope: Scope, exc: Exception) -> tuple[int, bytes, RawHeaders]:
         ERROR_LOGGER.error("unexpected error answering %s %s", scope["method"],
-                           scope["path"], exc_info=exc)
+                           printable(scope["path"]), exc_info=exc)
         scope["mock.error"] = exc
         body = orjson.dumps({"error": f"internal error: {type(exc).__name__}: {exc}"})
         return 500, body, _json_headers(body)
@@ -588,7 +616,7 @@ class MockApp:
             over = unavailable
         except Exception as exc:  # a bug: answered as `_answer` answers one
             ERROR_LOGGER.error("unexpected error settling %s %s", scope["method"],
-                               scope["path"], exc_info=exc)
+                               printable(scope["path"]), exc_info=exc)
             scope["mock.error"] = exc
             body = orjson.dumps({"error": f"internal error: {type(exc).__name__}: {exc}"})
             return 500, body, _json_headers(body)
@@ -766,7 +794,11 @@ class MockApp:
                 raise PayloadTooLarge(f"request body is larger than {limit} bytes")
             chunks.append(chunk)
             more = message.get("more_body", False)
-        body = scope["mock.body"] = b"".join(chunks)
+        body = b"".join(chunks)
+        encoding = _header(scope, b"content-encoding")
+        if encoding is not None and body:
+            body = decode_body(body, encoding, limit)
+        scope["mock.body"] = body
         return body
 
     def _resolve_workspace(

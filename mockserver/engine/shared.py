@@ -59,7 +59,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import orjson
 
 from ..data.fixtures import Dataset
-from .clock import Clock, parse_timestamp
+from .clock import Clock, check_clock, parse_clock
 from .errors import ApiError, StaleRead, TooManyRequests
 from .faults import FaultRule, Faults
 from .journal import (
@@ -1030,11 +1030,14 @@ class SharedMockState(MockState):
                 self._loaded = None
 
     def set_clock(self, instant: str) -> None:
-        target = parse_timestamp(instant)  # ValueError before anything is appended
+        target = parse_clock(instant)  # ValueError before anything is appended
         self.log.control({"k": "clock", "target_ms": target,
                           "wall_ms": Clock(None).now_ms()})
 
     def advance_clock(self, seconds: float) -> None:
+        if not math.isfinite(seconds):  # ValueError before anything is appended
+            raise ValueError("not a finite number of seconds")
+        check_clock(self.clock.now_ms() + int(seconds * 1000))
         self.log.control({"k": "clock", "advance_ms": int(seconds * 1000)})
 
     def add_fault(self, **spec: Any) -> FaultRule:

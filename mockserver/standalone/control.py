@@ -22,8 +22,9 @@ from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
 from ..data.fixtures import FixtureError, load_dataset
-from ..engine.clock import parse_timestamp
+from ..engine.clock import parse_clock
 from ..engine.errors import ApiError, BadRequest, Forbidden, NotFound
+from ..engine.requestlog import printable
 from ..engine.responses import error_response, json_response
 from ..engine.sessions import DEFAULT_SESSION
 from ..engine.validation import RequestValidator
@@ -117,7 +118,7 @@ def _route(mock: MockApp, operation: Operation, func: Endpoint) -> Route:
             return error_response(error)
         except Exception as exc:  # a bug of ours: still answered {"error"}, and logged
             ERROR_LOGGER.error("unexpected error answering %s %s", request.method,
-                               request.url.path, exc_info=exc)
+                               printable(request.url.path), exc_info=exc)
             return json_response(500, {"error": f"internal error: {type(exc).__name__}: {exc}"})
         return json_response(status, result)
 
@@ -173,13 +174,19 @@ def _get_clock(mock: MockApp, request: Request, query: Any, body: Any) -> dict[s
 
 def _set_clock(mock: MockApp, request: Request, query: Any, body: Any) -> dict[str, Any]:
     state = mock.state_for(request.scope)
+    # Refused (400) with the clock unmoved: a value the timestamp form could not write would
+    # leave every later write unanswerable.
     if "advance_seconds" in body:
-        state.advance_clock(body["advance_seconds"])
+        try:
+            state.advance_clock(body["advance_seconds"])
+        except ValueError as exc:
+            raise BadRequest(f"body field 'advance_seconds': {body['advance_seconds']!r} would "
+                             f"move the clock {exc}") from None
     else:
         try:
             state.set_clock(body["now"])
-        except ValueError:
-            raise BadRequest(f"body field 'now': {body['now']!r} is not an ISO 8601 instant") from None
+        except ValueError as exc:
+            raise BadRequest(f"body field 'now': {body['now']!r} is {exc}") from None
     return _clock(state)
 
 
@@ -252,10 +259,9 @@ def _create_session(mock: MockApp, request: Request, query: Any, body: Any) -> d
         if "clock" in body:
             if body["clock"] is not None:
                 try:
-                    parse_timestamp(body["clock"])
-                except ValueError:
-                    raise BadRequest(f"body field 'clock': {body['clock']!r} is not an ISO 8601 "
-                                     "instant") from None
+                    parse_clock(body["clock"])
+                except ValueError as exc:
+                    raise BadRequest(f"body field 'clock': {body['clock']!r} is {exc}") from None
             changes["frozen_clock"] = body["clock"]
         settings = dataclasses.replace(base, **changes)
     info = mock.sessions.create(body.get("name"), snapshot=body.get("snapshot"),
