@@ -16,6 +16,8 @@ __all__ = ["main"]
 DEFAULT_HOST = "127.0.0.1"  # safe default: loopback only
 STATE_ENV = "MOCK_API_STATE"  # redis://HOST:PORT/DB, as --state
 NAMESPACE_ENV = "MOCK_API_STATE_NAMESPACE"
+# uvicorn's httptools protocol with the request head limited as it arrives (protocol.py)
+PROTOCOL = "mockserver.standalone.protocol:GuardedHttpToolsProtocol"
 _WORKER_ENV = "MOCKSERVER_WORKER_ARGS"  # serve's options, handed to each --workers process
 
 
@@ -115,10 +117,10 @@ def _serve(args: argparse.Namespace) -> int:
             del app, mock
             uvicorn.run("mockserver.standalone.cli:worker_app", factory=True, workers=args.workers,
                         host=args.host, port=args.port, log_level="warning",
-                        access_log=False, lifespan="on")
+                        access_log=False, lifespan="on", http=PROTOCOL)
         else:
             uvicorn.run(app, host=args.host, port=args.port, log_level="warning",
-                        access_log=False, lifespan="on")
+                        access_log=False, lifespan="on", http=PROTOCOL)
     except (_Stopped, KeyboardInterrupt):
         pass
     finally:

@@ -22,8 +22,9 @@ from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
 from ..data.fixtures import FixtureError, load_dataset
+from ..engine.app import decode_body
 from ..engine.clock import parse_clock
-from ..engine.errors import ApiError, BadRequest, Forbidden, NotFound
+from ..engine.errors import ApiError, BadRequest, Forbidden, NotFound, PayloadTooLarge
 from ..engine.requestlog import printable
 from ..engine.responses import error_response, json_response
 from ..engine.sessions import DEFAULT_SESSION
@@ -88,6 +89,21 @@ def load_fixtures(mock: MockApp, paths: Sequence[str | Path] | None,
     return {name: len(rows) for name, rows in sorted(dataset.tables.items())}
 
 
+async def read_body(request: Request, limit: int) -> bytes:
+    """A control request's body, refused (413) once more than `limit` bytes arrived, and
+    decoded by its Content-Encoding (gzip, deflate; 415 for others) as the API's are."""
+    chunks = []
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            raise PayloadTooLarge(f"request body is larger than {limit} bytes")
+        chunks.append(chunk)
+    body = b"".join(chunks)
+    encoding = request.headers.get("content-encoding")
+    return decode_body(body, encoding, limit) if encoding is not None and body else body
+
+
 ERROR_LOGGER = logging.getLogger("mockserver.errors")  # as the pipeline's unexpected errors
 
 Endpoint = Callable[["MockApp", Request, Any, Any], Any]
@@ -108,7 +124,8 @@ def _route(mock: MockApp, operation: Operation, func: Endpoint) -> Route:
             query = validator.query(request.query_params.multi_items(), strict=True)
             body = None
             if validator.body_validator is not None:
-                body = validator.body(await request.body(), request.headers.get("content-type"))
+                raw = await read_body(request, mock.config.max_body_bytes)
+                body = validator.body(raw, request.headers.get("content-type"))
                 if body is None and validator.operation.body_required:
                     raise BadRequest("request body is required: send a JSON object")
             result = func(mock, request, query, body)

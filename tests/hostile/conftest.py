@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
+import select
 import signal
 import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
@@ -99,21 +101,28 @@ def auth(token: str = WRITE) -> dict[str, str]:
     return {"Authorization": f"Bearer {token}"}
 
 
-def raw(port: int, data: bytes, *, timeout: float = 10) -> tuple[int, dict[str, str], bytes]:
-    """Send raw bytes on a fresh connection; the status, headers and body of the answer."""
+def raw(port: int, data: bytes | Iterable[bytes], *,
+        timeout: float = 10) -> tuple[int, dict[str, str], bytes]:
+    """Send raw bytes (or chunks of them) on a fresh connection, stopping as soon as the server
+    answers (as a client reading while it sends would); the answer's status, headers, body."""
+    chunks = [data] if isinstance(data, bytes) else data
     with socket.create_connection(("127.0.0.1", port), timeout=timeout) as sock:
-        with contextlib.suppress(BrokenPipeError, ConnectionResetError):
-            sock.sendall(data)  # refused mid-send: the answer was written first
-        chunks = []
-        while True:
+        for chunk in chunks:
+            if select.select([sock], [], [], 0)[0]:
+                break  # answered (refused) before the request was all sent
             try:
-                chunk = sock.recv(65536)
-            except ConnectionResetError:
+                sock.sendall(chunk)
+            except (BrokenPipeError, ConnectionResetError):
                 break
-            if not chunk:
-                break
-            chunks.append(chunk)
-    answer = b"".join(chunks)
+        received = []
+        with contextlib.suppress(ConnectionResetError, TimeoutError):
+            while chunk := sock.recv(65536):
+                received.append(chunk)
+                head, _, body = b"".join(received).partition(b"\r\n\r\n")
+                length = re.search(rb"(?i)content-length: *(\d+)", head)
+                if length and len(body) >= int(length.group(1)):
+                    break
+    answer = b"".join(received)
     head, _, body = answer.partition(b"\r\n\r\n")
     lines = head.decode("latin-1").split("\r\n")
     status = int(lines[0].split()[1])
