@@ -80,6 +80,9 @@ class Config:
     base_url: str = "http://127.0.0.1:8080"
     # -- standalone features (control API, journal, faults, logging, docs) ------------------
     host: str = "127.0.0.1"  # the bound address: off loopback, control needs control_token
+    # The bound sockets' addresses that are not loopback (serve sets them once bound; a
+    # Unix socket counts): any, and control needs control_token. None: judged by `host`.
+    exposed: tuple[str, ...] | None = None
     control_token: str | None = None  # X-Mock-Control-Token for /__mock__/ routes
     journal_size: int = 1000  # requests kept for GET /__mock__/requests; 0 turns it off
     journal_bytes: int = MAX_JOURNAL_BYTES  # and at most this many bytes of them in all

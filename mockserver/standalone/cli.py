@@ -55,18 +55,24 @@ def worker_app() -> Any:
     from ..engine.requestlog import configure_logging
     from .server import create_app
 
-    args = argparse.Namespace(**json.loads(os.environ[_WORKER_ENV]))
+    fields = json.loads(os.environ[_WORKER_ENV])
+    exposed = tuple(fields.pop("exposed"))  # decided by the parent on the bound sockets
+    args = argparse.Namespace(**fields)
     if not args.quiet:
         configure_logging(args.log_format)
-    return create_app(_config(args))
+    config = _config(args)
+    config.exposed = exposed
+    return create_app(config)
 
 
 def _serve(args: argparse.Namespace) -> int:
     import uvicorn
+    from uvicorn.supervisors import Multiprocess
 
     from ..data.fixtures import FixtureError
     from ..engine.app import MockApp
     from ..engine.requestlog import configure_logging
+    from .bind import bind_sockets, exposed_addresses
     from .server import create_app
 
     if args.workers < 1:
@@ -93,6 +99,12 @@ def _serve(args: argparse.Namespace) -> int:
             raise
         print(f"error: --state: {exc}", file=sys.stderr)
         return 2
+    try:
+        sockets = bind_sockets(args.host, args.port)
+    except OSError as exc:
+        print(f"error: cannot listen on {args.host!r} port {args.port}: {exc}", file=sys.stderr)
+        return 2
+    config.exposed = tuple(exposed_addresses(sockets))
     app = create_app(mock=mock)
     print(f"Workspace API mock serving {base_url}/v1", flush=True)
     print(f"  reference page: {base_url}/docs   document: {base_url}/openapi.json", flush=True)
@@ -106,27 +118,50 @@ def _serve(args: argparse.Namespace) -> int:
     if args.state:
         print(f"  shared state: {args.state} namespace {args.state_namespace!r}; "
               f"{args.workers} worker(s)", flush=True)
+    if config.exposed:
+        _warn_exposed(config.exposed, bool(args.control_token))
     # uvicorn installs its own SIGINT/SIGTERM handlers: both shut the server down cleanly,
     # after which uvicorn restores the previous handlers and raises the signal again. The
     # SIGTERM handler below turns that into a normal exit (0), as Ctrl-C already is.
     previous = signal.signal(signal.SIGTERM, _stop)
     try:
         if args.workers > 1:  # processes that build their own worker of the shared mock
-            os.environ[_WORKER_ENV] = json.dumps({k: v for k, v in vars(args).items()
-                                                  if k != "func"})
+            os.environ[_WORKER_ENV] = json.dumps({**{k: v for k, v in vars(args).items()
+                                                     if k != "func"},
+                                                  "exposed": list(config.exposed)})
             del app, mock
-            uvicorn.run("mockserver.standalone.cli:worker_app", factory=True, workers=args.workers,
-                        host=args.host, port=args.port, log_level="warning",
-                        access_log=False, lifespan="on", http=PROTOCOL)
+            uv_config = uvicorn.Config("mockserver.standalone.cli:worker_app", factory=True,
+                                       workers=args.workers, **_UVICORN)
+            Multiprocess(uv_config, sockets=sockets).run()
         else:
-            uvicorn.run(app, host=args.host, port=args.port, log_level="warning",
-                        access_log=False, lifespan="on", http=PROTOCOL)
+            uvicorn.Server(uvicorn.Config(app, **_UVICORN)).run(sockets=sockets)
     except (_Stopped, KeyboardInterrupt):
         pass
     finally:
         signal.signal(signal.SIGTERM, previous)
+        for sock in sockets:
+            sock.close()
     print("mock stopped", flush=True)
     return 0
+
+
+# How serve runs uvicorn, on the sockets bound first (bind.py): its httptools protocol with
+# the request head limited as it arrives (protocol.py).
+_UVICORN: dict[str, Any] = {"log_level": "warning", "access_log": False, "lifespan": "on",
+                            "http": PROTOCOL}
+
+
+def _warn_exposed(where: tuple[str, ...], token: bool) -> None:
+    """Said loudly at start-up: the mock can be reached from off this host."""
+    lines = [f"WARNING: the mock listens on {', '.join(where)}, which is not loopback: anyone "
+             "who can reach it can call the API with the fixture tokens."]
+    if token:
+        lines.append("WARNING: the control API (/__mock__/) requires X-Mock-Control-Token.")
+    else:
+        lines.append("WARNING: the control API (/__mock__/) is DISABLED (403): start with "
+                     "--control-token to use it.")
+    for line in lines:
+        print(line, file=sys.stderr, flush=True)
 
 
 class _Stopped(Exception):

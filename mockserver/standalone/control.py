@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import ipaddress
 import logging
 import secrets
 from collections.abc import Awaitable, Callable, Sequence
@@ -31,12 +30,14 @@ from ..engine.sessions import DEFAULT_SESSION
 from ..engine.validation import RequestValidator
 from ..openapi.spec import Operation, Spec, data_dir
 from ..openapi.yamlload import load_yaml
+from .bind import is_loopback_address
 
 if TYPE_CHECKING:
     from ..engine.app import MockApp
     from ..engine.state import MockState
 
-__all__ = ["control_routes", "control_spec", "is_loopback", "load_fixtures"]
+__all__ = ["check_access", "control_routes", "control_spec", "exposed", "is_loopback",
+           "load_fixtures"]
 
 CONTROL_HEADER = "x-mock-control-token"
 
@@ -54,16 +55,24 @@ def _validators() -> dict[str, RequestValidator]:
 
 
 def is_loopback(host: str) -> bool:
-    if host in ("localhost", ""):
+    """A host name or address that binds loopback only. `''` binds every interface."""
+    if host == "localhost":
         return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
+    return is_loopback_address(host.strip("[]"))
+
+
+def exposed(mock: MockApp) -> list[str]:
+    """Where the mock can be reached from off this host: the bound sockets that are not
+    loopback (`Config.exposed`, set by `serve` once it bound them), else judged by the host."""
+    config = mock.config
+    if config.exposed is not None:
+        return list(config.exposed)
+    return [] if is_loopback(config.host) else [config.host or "every interface"]
 
 
 def check_access(mock: MockApp, request: Request) -> None:
-    """Control needs the control token when one is configured; without one, only on loopback."""
+    """Control needs the control token when one is configured; without one, it is open only
+    when every bound socket is loopback."""
     expected = mock.config.control_token
     if expected:
         given = request.headers.get(CONTROL_HEADER, "")
@@ -71,9 +80,10 @@ def check_access(mock: MockApp, request: Request) -> None:
             raise Forbidden("the control API needs the header X-Mock-Control-Token "
                             "(the server's --control-token)")
         return
-    if not is_loopback(mock.config.host):
-        raise Forbidden(f"the control API is disabled: the mock is bound to {mock.config.host} "
-                        "without a control token (start it with --control-token)")
+    where = exposed(mock)
+    if where:
+        raise Forbidden(f"the control API is disabled: the mock listens on {', '.join(where)} "
+                        "(not loopback) without a control token (start it with --control-token)")
 
 
 def load_fixtures(mock: MockApp, paths: Sequence[str | Path] | None,
