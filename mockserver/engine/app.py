@@ -57,7 +57,7 @@ from .routing import Router
 from .selfcheck import SelfCheck
 from .sessions import SESSION_HEADER, SESSION_PREFIX, Sessions
 from .state import MockState, Settings, StateSnapshot
-from .storage import FileStore
+from .storage import FileStore, StorageKeys
 from .store import Record, Store
 from .validation import RequestValidator
 
@@ -77,6 +77,9 @@ class Config:
     max_body_bytes: int = 1_048_576
     spec_path: str | None = None
     cursor_secret: bytes | None = None
+    # Keys upload URLs, storage ids and file URLs' signatures (storage.py): random per server
+    # unless pinned here (then the same seed and writes give the same URLs again).
+    storage_secret: str | None = None
     base_url: str = "http://127.0.0.1:8080"
     # -- standalone features (control API, journal, faults, logging, docs) ------------------
     host: str = "127.0.0.1"  # the bound address: off loopback, control needs control_token
@@ -280,7 +283,9 @@ class MockApp:
         if missing:
             raise RuntimeError(f"operations without a handler: {', '.join(missing)}")
         self._fields: dict[str, tuple[str, ...]] = {}
-        self.services = Services(self.cursors, self.fields, self.spec.resource_paths)
+        secret = config.storage_secret
+        self.services = Services(self.cursors, self.fields, self.spec.resource_paths,
+                                 StorageKeys(None if secret is None else secret.encode()))
         self.base_url = config.base_url.rstrip("/")
         self.started_at = datetime.now(UTC).isoformat(timespec="milliseconds").replace(
             "+00:00", "Z")  # wall time: when the default session was created

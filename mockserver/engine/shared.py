@@ -73,7 +73,7 @@ from .journal import (
 from .ratelimit import WINDOW_SECONDS, RateLimiter
 from .shared_layers import CHECKPOINT, checkpoint_fields, restore_checkpoint
 from .state import KEEP, MockState, Settings, Shared
-from .storage import FileStore
+from .storage import FileStore, StorageKeys
 from .store import Base, Record, Store
 
 if TYPE_CHECKING:
@@ -1058,9 +1058,10 @@ class SharedMockState(MockState):
             return None  # the request itself then meets Redis's absence (503)
         return found
 
-    def accept_upload(self, token: str, content: bytes, content_type: str) -> str:
+    def accept_upload(self, token: str, content: bytes, content_type: str,
+                      keys: StorageKeys | None = None) -> str:
         return self.transaction(
-            lambda: MockState.accept_upload(self, token, content, content_type))
+            lambda: MockState.accept_upload(self, token, content, content_type, keys))
 
     def initial_limits(self, shared: Shared,
                        settings: Settings | None = None) -> dict[str, Any]:

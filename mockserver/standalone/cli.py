@@ -6,6 +6,7 @@ import argparse
 import importlib.util
 import json
 import os
+import secrets
 import signal
 import sys
 from pathlib import Path
@@ -36,6 +37,7 @@ def _config(args: argparse.Namespace) -> Any:
         base_url=base_url,
         host=args.host,
         control_token=args.control_token,
+        storage_secret=args.storage_secret,
         journal_size=args.journal_size,
         journal_bytes=args.journal_bytes,
         response_cache=args.response_cache,
@@ -126,6 +128,8 @@ def _serve(args: argparse.Namespace) -> int:
     previous = signal.signal(signal.SIGTERM, _stop)
     try:
         if args.workers > 1:  # processes that build their own worker of the shared mock
+            # One storage secret for all workers: a URL one signs, another must verify.
+            args.storage_secret = args.storage_secret or secrets.token_hex(32)
             os.environ[_WORKER_ENV] = json.dumps({**{k: v for k, v in vars(args).items()
                                                      if k != "func"},
                                                   "exposed": list(config.exposed)})
@@ -205,6 +209,10 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--quiet", action="store_true", help="no per-request log lines")
     serve.add_argument("--control-token", default=None, metavar="TOKEN",
                        help="X-Mock-Control-Token required by /__mock__/ (needed off loopback)")
+    serve.add_argument("--storage-secret", default=None, metavar="SECRET",
+                       help="key of upload URLs, storage ids and file URLs' signatures "
+                            "(default: random per start; pin it for reproducible URLs, or to "
+                            "share signed URLs between processes on one --state namespace)")
     serve.add_argument("--journal-size", type=int, default=1000, metavar="N",
                        help="requests kept for GET /__mock__/requests (0 turns the journal off)")
     serve.add_argument("--journal-bytes", type=int, default=64 * 1024 * 1024, metavar="N",

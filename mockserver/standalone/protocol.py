@@ -106,7 +106,8 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
         if refusal is not None:
             self._answer(refusal.status, str(refusal))
         else:
-            self._answer(400, f"invalid HTTP request: {msg.rstrip('.')}")
+            self._answer(400, "invalid HTTP request: the request line or a header could not "
+                              "be parsed")
 
     def _answer(self, status: int, message: str) -> None:
         body = orjson.dumps({"error": message})

@@ -18,7 +18,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from ..engine.app import MockApp
-from ..engine.errors import ApiError
+from ..engine.errors import ApiError, Forbidden, Unauthorized
 from ..engine.responses import error_response
 
 __all__ = ["MAX_UPLOAD_BYTES", "download", "upload"]
@@ -46,22 +46,43 @@ async def upload(request: Request) -> Response:
     content_type = content_type.split(";")[0].strip().lower() or "application/octet-stream"
     state = mock.state_for(request.scope)
     try:
-        storage_id = state.accept_upload(token, b"".join(chunks), content_type)
+        storage_id = state.accept_upload(token, b"".join(chunks), content_type,
+                                         mock.services.storage)
     except ApiError as error:
         return error_response(error)
     return JSONResponse({"storageId": storage_id})
 
 
 async def download(request: Request) -> Response:
-    """The bytes of an uploaded file, with the content type recorded at upload. Like a signed
-    storage address, it needs no API token (inferred)."""
+    """The bytes of an uploaded file, with the content type recorded at upload.
+
+    As an object store serves a private object: by its capability URL (the `url` the API
+    hands out in attachments, signed with the server's secret), or to a bearer token with
+    access to the file's workspace. A token of another workspace is told nothing exists
+    (404, as for a record of a workspace it cannot see); no credential at all is 401."""
     mock: MockApp = request.app.state.mock
     storage_id = request.path_params["storage_id"]
     state = mock.state_for(request.scope)
+    signature = request.query_params.get("signature")
+    authorization = request.headers.get("authorization")
+    try:
+        if signature is not None:
+            if not mock.services.storage.verify(storage_id, signature):
+                raise Forbidden(f"query parameter 'signature': not the signature of file "
+                                f"{storage_id!r} (use the url the API handed out)")
+            principal = None
+        elif authorization is not None:
+            principal = state.tokens.authenticate(authorization)
+        else:
+            raise Unauthorized("a file needs its signed url (as the API hands it out) or "
+                               "'Authorization: Bearer <token>' of its workspace")
+    except ApiError as error:
+        return error_response(error)
     if state.replicated:  # what other workers changed first (shared.py)
         state.sync()  # type: ignore[attr-defined]
     record = state.store.get("uploads", storage_id)
-    if record is None or record.get("kind") != "file":
+    if (record is None or record.get("kind") != "file"
+            or (principal is not None and record["workspace_id"] not in principal.workspace_ids)):
         return _error(404, f"file {storage_id!r} not found")
     content = state.files.get(storage_id)
     if content is None:
