@@ -686,6 +686,9 @@ class MockApp:
         body = None
         if operation.body_schema is not None:
             body = validator.body(_body(scope), _header(scope, b"content-type"))
+        if state is not self.state and scope["method"] != "GET":
+            # A session's write: refused (507) before it takes the sessions past their cap.
+            self.sessions.check_room(state, self.sessions.record_bytes)
         store, clock = state.store, state.clock
         if state.replicated:
             return self._run_shared(state, scope, operation, principal, prefer, path, query,

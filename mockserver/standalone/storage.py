@@ -46,6 +46,7 @@ async def upload(request: Request) -> Response:
     content_type = content_type.split(";")[0].strip().lower() or "application/octet-stream"
     state = mock.state_for(request.scope)
     try:
+        mock.sessions.check_room(state, size)  # a session's files count to its memory cap
         storage_id = state.accept_upload(token, b"".join(chunks), content_type,
                                          mock.services.storage)
     except ApiError as error:
