@@ -83,7 +83,7 @@ def stop(served: Served) -> str:
     return stdout
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     found = start(tmp_path_factory.mktemp("served"))
     yield found
