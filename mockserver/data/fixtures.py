@@ -127,6 +127,9 @@ def _load_dir(directory: Path, dataset: Dataset, memo: dict[str, str]) -> None:
     if not directory.is_dir():
         raise FixtureError(f"{directory}: not a directory")
     files = sorted(p for p in directory.iterdir() if p.suffix in (".yaml", ".yml", ".json"))
+    if not files:
+        # Loaded, it would serve no tokens: every request 401, far from the mistake.
+        raise FixtureError(f"{directory}: holds no fixture files (*.yaml, *.yml, *.json)")
     for path in files:
         name = path.stem
         content = _read(path)

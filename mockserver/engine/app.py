@@ -15,6 +15,7 @@ from __future__ import annotations
 import logging
 import secrets
 import time
+import zlib
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -43,19 +44,20 @@ from .errors import (
     NotFound,
     PayloadTooLarge,
     StaleRead,
+    UnsupportedMediaType,
 )
 from .faults import DropResponse, Faults, fault_response, fault_target_problem
 from .handlers import load_handlers
 from .journal import MAX_JOURNAL_BYTES, Journal
 from .pagination import CursorCodec
 from .ratelimit import RateLimiter
-from .requestlog import REQUEST_LOGGER, log_request
+from .requestlog import REQUEST_LOGGER, log_request, printable
 from .responses import error_body
 from .routing import Router
 from .selfcheck import SelfCheck
 from .sessions import SESSION_HEADER, SESSION_PREFIX, Sessions
 from .state import MockState, Settings, StateSnapshot
-from .storage import FileStore
+from .storage import FileStore, StorageKeys
 from .store import Record, Store
 from .validation import RequestValidator
 
@@ -78,9 +80,15 @@ class Config:
     max_body_bytes: int = 1_048_576
     spec_path: str | None = None
     cursor_secret: bytes | None = None
+    # Keys upload URLs, storage ids and file URLs' signatures (storage.py): random per server
+    # unless pinned here (then the same seed and writes give the same URLs again).
+    storage_secret: str | None = None
     base_url: str = "http://127.0.0.1:8080"
     # -- standalone features (control API, journal, faults, logging, docs) ------------------
     host: str = "127.0.0.1"  # the bound address: off loopback, control needs control_token
+    # The bound sockets' addresses that are not loopback (serve sets them once bound; a
+    # Unix socket counts): any, and control needs control_token. None: judged by `host`.
+    exposed: tuple[str, ...] | None = None
     control_token: str | None = None  # X-Mock-Control-Token for /__mock__/ routes
     journal_size: int = 1000  # requests kept for GET /__mock__/requests; 0 turns it off
     journal_bytes: int = MAX_JOURNAL_BYTES  # and at most this many bytes of them in all
@@ -195,6 +203,31 @@ def _body(scope: Scope) -> bytes:
     return bytes(body)
 
 
+def decode_body(body: bytes, encoding: str, limit: int) -> bytes:
+    """A request body sent with `Content-Encoding`: identity as it is, gzip and deflate
+    decoded (413 when the decoded body passes `limit`: no decompression bomb is held), any
+    other coding refused with 415 naming it."""
+    name = encoding.strip().lower()
+    if name in ("", "identity"):
+        return body
+    if name not in ("gzip", "x-gzip", "deflate"):
+        raise UnsupportedMediaType(f"header 'Content-Encoding': {encoding.strip()!r} is not "
+                                   "supported; send identity, gzip or deflate")
+    # wbits: 16+ reads a gzip member, a plain deflate stream is zlib-wrapped (RFC 9110 8.4.1.2)
+    decoder = zlib.decompressobj(16 + zlib.MAX_WBITS if "gzip" in name else zlib.MAX_WBITS)
+    try:
+        decoded = decoder.decompress(body, limit + 1)
+        complete = decoder.eof
+    except zlib.error:
+        complete = False
+        decoded = b""
+    if len(decoded) > limit:
+        raise PayloadTooLarge(f"request body is larger than {limit} bytes once decoded")
+    if not complete:
+        raise BadRequest(f"header 'Content-Encoding': the body is not valid {name} data")
+    return decoded
+
+
 def _browser_noise(path: str) -> bool:
     """Requests a browser makes on its own (icons, robots, well-known probes): answered, but
     never journaled, so the inspector shows what clients sent (inlined in `_observed`)."""
@@ -207,7 +240,8 @@ def _preferred_code(prefer: str) -> int | None:
         name, _, value = part.strip().partition("=")
         if name.strip().lower() == "code":
             value = value.strip().strip('"')
-            if not value.isdigit():
+            # ASCII digits only: str.isdigit() also accepts "²" and other digits int() refuses.
+            if not (len(value) == 3 and value.isascii() and value.isdigit()):
                 raise UnsupportedPreference(f"header 'Prefer': code={value!r} is not a status code")
             return int(value)
     return None
@@ -256,7 +290,9 @@ class MockApp:
         if missing:
             raise RuntimeError(f"operations without a handler: {', '.join(missing)}")
         self._fields: dict[str, tuple[str, ...]] = {}
-        self.services = Services(self.cursors, self.fields, self.spec.resource_paths)
+        secret = config.storage_secret
+        self.services = Services(self.cursors, self.fields, self.spec.resource_paths,
+                                 StorageKeys(None if secret is None else secret.encode()))
         self.base_url = config.base_url.rstrip("/")
         self.started_at = datetime.now(UTC).isoformat(timespec="milliseconds").replace(
             "+00:00", "Z")  # wall time: when the default session was created
@@ -461,7 +497,7 @@ class MockApp:
 
     def _failed(self, scope: Scope, exc: Exception) -> tuple[int, bytes, RawHeaders]:
         ERROR_LOGGER.error("unexpected error answering %s %s", scope["method"],
-                           scope["path"], exc_info=exc)
+                           printable(scope["path"]), exc_info=exc)
         scope["mock.error"] = exc
         body = orjson.dumps({"error": f"internal error: {type(exc).__name__}: {exc}"})
         return 500, body, _json_headers(body)
@@ -625,7 +661,7 @@ class MockApp:
             over = unavailable
         except Exception as exc:  # a bug: answered as `_answer` answers one
             ERROR_LOGGER.error("unexpected error settling %s %s", scope["method"],
-                               scope["path"], exc_info=exc)
+                               printable(scope["path"]), exc_info=exc)
             scope["mock.error"] = exc
             body = orjson.dumps({"error": f"internal error: {type(exc).__name__}: {exc}"})
             return 500, body, _json_headers(body)
@@ -695,6 +731,9 @@ class MockApp:
         body = None
         if operation.body_schema is not None:
             body = validator.body(_body(scope), _header(scope, b"content-type"))
+        if state is not self.state and scope["method"] != "GET":
+            # A session's write: refused (507) before it takes the sessions past their cap.
+            self.sessions.check_room(state, self.sessions.record_bytes)
         store, clock = state.store, state.clock
         if state.replicated:
             return self._run_shared(state, scope, operation, principal, prefer, path, query,
@@ -811,7 +850,11 @@ class MockApp:
                 raise PayloadTooLarge(f"request body is larger than {limit} bytes")
             chunks.append(chunk)
             more = message.get("more_body", False)
-        body = scope["mock.body"] = b"".join(chunks)
+        body = b"".join(chunks)
+        encoding = _header(scope, b"content-encoding")
+        if encoding is not None and body:
+            body = decode_body(body, encoding, limit)
+        scope["mock.body"] = body
         return body
 
     def _resolve_workspace(

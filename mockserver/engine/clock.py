@@ -2,27 +2,20 @@
 
 from __future__ import annotations
 
+import math
 import threading
 import time
 from datetime import UTC, datetime, timedelta
 
-__all__ = ["MAX_MS", "MIN_MS", "Clock", "format_timestamp", "normalise_instant",
-           "parse_timestamp", "within_range"]
+__all__ = ["CLOCK_RANGE", "MAX_CLOCK_MS", "MAX_MS", "MIN_CLOCK_MS", "MIN_MS", "Clock",
+           "check_clock", "format_timestamp", "normalise_instant", "parse_clock",
+           "parse_timestamp"]
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _MS = timedelta(milliseconds=1)
 # The instants the API's timestamp form can write: years 0001 to 9999, in UTC.
 MIN_MS = (datetime(1, 1, 1, tzinfo=UTC) - _EPOCH) // _MS
 MAX_MS = (datetime(9999, 12, 31, 23, 59, 59, 999000, tzinfo=UTC) - _EPOCH) // _MS
-
-
-def within_range(epoch_ms: int) -> int:
-    """`epoch_ms` when the API's timestamp form can write it, else ValueError: a clock moved
-    past year 9999 (or before year 1) would make every answer that reads it fail."""
-    if not MIN_MS <= epoch_ms <= MAX_MS:
-        raise ValueError("the clock can only show years 0001 to 9999 "
-                         f"({format_timestamp(MIN_MS)} to {format_timestamp(MAX_MS)})")
-    return epoch_ms
 
 
 def format_timestamp(epoch_ms: int) -> str:
@@ -64,6 +57,31 @@ def normalise_instant(value: str) -> str:
     return format_timestamp(min(max(ceiled, MIN_MS), MAX_MS))
 
 
+# The instants a clock may be set to: what the API's timestamp form writes (years 0001-9999),
+# less one day at the top. Writes stamp instants a little past the clock (strictly increasing
+# timestamps, an upload URL's hour), so a clock at the very last instant would leave them
+# nothing to write.
+MIN_CLOCK_MS = MIN_MS  # 0001-01-01T00:00:00.000Z
+MAX_CLOCK_MS = MAX_MS - 86_400_000  # 9999-12-30T23:59:59.999Z
+CLOCK_RANGE = "0001-01-01T00:00:00.000Z to 9999-12-30T23:59:59.999Z"
+
+
+def check_clock(epoch_ms: int) -> int:
+    """`epoch_ms` when a clock may stand there; ValueError naming the range otherwise."""
+    if not MIN_CLOCK_MS <= epoch_ms <= MAX_CLOCK_MS:
+        raise ValueError(f"outside the clock's range, {CLOCK_RANGE}")
+    return epoch_ms
+
+
+def parse_clock(value: str) -> int:
+    """Epoch milliseconds of an instant a clock may be set to (ValueError otherwise)."""
+    try:
+        epoch_ms = parse_timestamp(value)
+    except (ValueError, OverflowError):
+        raise ValueError("not an ISO 8601 instant") from None
+    return check_clock(epoch_ms)
+
+
 class Clock:
     """Wall time plus an offset, or a frozen instant that only moves when told to.
 
@@ -74,8 +92,7 @@ class Clock:
     def __init__(self, frozen_at: str | None = None) -> None:
         self._lock = threading.Lock()
         self._offset_ms = 0
-        self._frozen_ms: int | None = (within_range(parse_timestamp(frozen_at)) if frozen_at
-                                        else None)
+        self._frozen_ms: int | None = parse_clock(frozen_at) if frozen_at else None
         # Counts readings: the pipeline caches no answer whose handler read the time.
         self.reads = 0
 
@@ -97,13 +114,17 @@ class Clock:
         return self.now_ms() / 1000
 
     def advance(self, seconds: float) -> None:
-        """Move the clock on (ValueError, nothing moved, when that would pass year 9999)."""
+        """Move by `seconds`; ValueError (the clock unmoved) when that leaves its range."""
         with self._lock:
+            if not math.isfinite(seconds):
+                raise ValueError("not a finite number of seconds")
             delta = int(seconds * 1000)
+            now = self._frozen_ms if self._frozen_ms is not None else (
+                int(time.time() * 1000) + self._offset_ms)
+            check_clock(now + delta)
             if self._frozen_ms is not None:
-                self._frozen_ms = within_range(self._frozen_ms + delta)
+                self._frozen_ms += delta
             else:
-                within_range(int(time.time() * 1000) + self._offset_ms + delta)
                 self._offset_ms += delta
 
     def follow_wall_time(self) -> None:
@@ -115,13 +136,12 @@ class Clock:
         """Frozen at this instant, or (None) on wall time with no offset: a clock as new."""
         with self._lock:
             self._offset_ms = 0
-            self._frozen_ms = within_range(parse_timestamp(frozen_at)) if frozen_at else None
+            self._frozen_ms = parse_clock(frozen_at) if frozen_at else None
 
     def set(self, instant: str) -> None:
-        """Move the clock to an instant (ValueError when it names none, or one outside years
-        0001-9999)."""
+        """Stand at `instant`; ValueError (the clock unmoved) when it is not one in range."""
         with self._lock:
-            target = within_range(parse_timestamp(instant))
+            target = parse_clock(instant)
             if self._frozen_ms is not None:
                 self._frozen_ms = target
             else:

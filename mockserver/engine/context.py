@@ -11,6 +11,7 @@ from ..openapi.spec import Operation
 from .auth import Principal
 from .errors import NotFound
 from .pagination import CursorCodec, encoded, fingerprint, walk
+from .storage import StorageKeys
 from .store import Record, Store
 
 __all__ = ["Context", "Services", "public"]
@@ -23,13 +24,15 @@ def public(record: Record) -> dict[str, Any]:
 
 class Services:
     """What handlers need of the server besides the request and the store, fixed while it
-    runs: cursor signing, the document's schema fields and resource paths."""
+    runs: cursor signing, the document's schema fields and resource paths, the storage
+    secret."""
 
-    __slots__ = ("cursors", "fields", "resource_paths")
+    __slots__ = ("cursors", "fields", "resource_paths", "storage")
 
     def __init__(self, cursors: CursorCodec, fields: Callable[[str], tuple[str, ...]],
-                 resource_paths: Sequence[str]) -> None:
+                 resource_paths: Sequence[str], storage: StorageKeys | None = None) -> None:
         self.cursors = cursors
+        self.storage = storage or StorageKeys()  # upload URLs, storage ids, file URLs
         self.fields = fields  # schema name -> its property names (from the document)
         self.resource_paths = tuple(resource_paths)
 

@@ -68,6 +68,10 @@ class PayloadTooLarge(ApiError):
     status_code = 413
 
 
+class UnsupportedMediaType(ApiError):
+    status_code = 415
+
+
 class HeadersTooLarge(ApiError):
     status_code = 431
 

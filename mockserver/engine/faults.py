@@ -67,6 +67,24 @@ def _compile_path(path: str | None) -> re.Pattern[str] | None:
     return re.compile(pattern + "/?")
 
 
+# RFC 9110 5.1 and 5.5: a field name is a token; a value is visible ASCII, spaces and tabs, or
+# obs-text (Latin-1), never CR, LF or another control character.
+_TOKEN = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
+_FIELD_VALUE = re.compile(r"[\t\x20-\x7e\x80-\xff]*")
+_FRAMING = frozenset(("content-length", "transfer-encoding", "connection"))
+
+
+def _check_header(name: Any, value: Any) -> None:
+    """ValueError naming a header of a fault rule that could not be sent as given."""
+    if not isinstance(name, str) or not _TOKEN.fullmatch(name):
+        raise ValueError(f"headers: {name!r} is not a header name (RFC 9110 token)")
+    if name.lower() in _FRAMING:
+        raise ValueError(f"headers: {name!r} is set by the server (it frames the response)")
+    if not isinstance(value, str) or not _FIELD_VALUE.fullmatch(value):
+        raise ValueError(f"headers/{name}: {value!r} is not a header value (no CR, LF or "
+                         "control characters; Latin-1 only)")
+
+
 @dataclass
 class FaultRule:
     id: int
@@ -94,6 +112,8 @@ class FaultRule:
             raise ValueError("probability must be between 0 and 1")
         if self.count is not None and self.count < 1:
             raise ValueError("count must be at least 1 (or null for every request)")
+        for name, value in self.headers.items():
+            _check_header(name, value)
 
     def matches(self, method: str, path: str) -> bool:
         if self.method is not None and self.method != method:

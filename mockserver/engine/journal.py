@@ -222,6 +222,18 @@ class Journal:
     def kept_bytes(self) -> int:
         return self._bytes
 
+    def drop_oldest(self, nbytes: int) -> int:
+        """Forget the oldest entries until `nbytes` are freed (or none is left); bytes freed."""
+        freed = 0
+        with self._lock:
+            entries = self._entries
+            while entries and freed < nbytes:
+                size = entries.popleft()[1]
+                freed += size
+                self._bytes -= size
+                self.dropped += 1
+        return freed
+
     def clear(self) -> int:
         with self._lock:
             count = len(self._entries)

@@ -15,7 +15,7 @@ import orjson
 
 from .auth import redact
 
-__all__ = ["REQUEST_LOGGER", "configure_logging", "log_request"]
+__all__ = ["REQUEST_LOGGER", "configure_logging", "log_request", "printable"]
 
 REQUEST_LOGGER = logging.getLogger("mockserver.requests")
 
@@ -27,14 +27,24 @@ def _token(authorization: str | None) -> str:
     return redact(token.strip() or authorization)
 
 
+# Control characters (C0, DEL, C1) as Python escapes, so that a request line cannot write a
+# forged log line (`%0a` in a path) or move the terminal's cursor.
+_ESCAPES = {c: ascii(chr(c))[1:-1] for c in (*range(0x20), *range(0x7F, 0xA0))}
+
+
+def printable(text: str) -> str:
+    """`text` with its control characters escaped (`\\n`, `\\x1b` ...), for a text log."""
+    return text.translate(_ESCAPES)
+
+
 def log_request(method: str, path: str, status: int, latency_ms: float,
                 authorization: str | None, *, fault: str | None = None,
                 ignored: tuple[str, ...] = ()) -> None:
     token = _token(authorization)
     REQUEST_LOGGER.info(
-        "%s %s %d %.1fms token=%s%s%s", method, path, status, latency_ms, token,
-        f" fault={fault}" if fault else "",
-        f" ignored_params={','.join(ignored)}" if ignored else "",
+        "%s %s %d %.1fms token=%s%s%s", printable(method), printable(path), status, latency_ms, token,
+        f" fault={printable(fault)}" if fault else "",
+        f" ignored_params={printable(','.join(ignored))}" if ignored else "",
         extra={"request": {"method": method, "path": path, "status": status,
                            "latency_ms": round(latency_ms, 3), "token": token,
                            **({"fault": fault} if fault else {}),

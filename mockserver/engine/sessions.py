@@ -78,7 +78,8 @@ def session_cap(max_sessions: int) -> SessionLimit:
 
 def memory_cap(held: int, max_change_bytes: int) -> SessionLimit:
     return SessionLimit(
-        f"session memory cap reached: sessions' and snapshots' changes hold about "
+        f"session memory cap reached: sessions and snapshots (changed records, journals, "
+        f"uploaded files) hold about "
         f"{held / 1048576:.1f} MiB of {max_change_bytes / 1048576:g} MiB; delete sessions or "
         "snapshots, or start the server with a higher --max-session-memory")
 
@@ -172,6 +173,7 @@ class Sessions:
                 if info is None:  # ... and deleted or expired since
                     raise NotFound(f"no session {name!r}") from None
         info.last_used = now
+        self._trim_journal(info.state)
         return info.state
 
     # -- sessions -----------------------------------------------------------------------------
@@ -300,12 +302,45 @@ class Sessions:
         changes += sum(snap.changes for snap in list(self._snapshots.values()))
         return changes * self.record_bytes
 
-    def _check_memory(self, extra: int = 0) -> None:
+    def held_bytes(self) -> int:
+        """Estimated memory held by everything sessions and snapshots keep: their changed
+        records, their journals' entries and bodies, and their uploaded files."""
+        held = self.change_bytes()
+        for info in list(self._sessions.values()):
+            state = info.state
+            held += state.journal.kept_bytes + state.files.size
+        return held
+
+    def _held_now(self) -> int:
+        """`held_bytes()`, recomputed at most every `memory_check_interval` seconds."""
         now = time.monotonic()
         checked_at, held = self._held
         if now - checked_at >= self.memory_check_interval:
-            held = self.change_bytes()
+            held = self.held_bytes()
             self._held = (now, held)
-        held += extra * self.record_bytes
+        return held
+
+    def _check_memory(self, extra: int = 0) -> None:
+        held = self._held_now() + extra * self.record_bytes
         if held >= self.max_change_bytes:
             raise memory_cap(held, self.max_change_bytes)
+
+    def check_room(self, state: MockState, extra_bytes: int) -> None:
+        """Before a session's write or upload: refused (507, nothing written) when what it
+        adds would take the sessions past the memory cap. The default session is not capped."""
+        if state is self.default or state.replicated:  # (Redis: caps in shared_sessions.py)
+            return
+        held = self._held_now()
+        if held + extra_bytes > self.max_change_bytes:
+            raise memory_cap(held, self.max_change_bytes)
+        self._held = (self._held[0], held + extra_bytes)  # counted until the next walk
+
+    def _trim_journal(self, state: MockState) -> None:
+        """Past the cap, a session's journal gives up its oldest entries (its requests keep
+        being answered): journals never hold the cap's memory for long."""
+        if state.replicated:
+            return
+        excess = self._held_now() - self.max_change_bytes
+        if excess > 0:
+            freed = state.journal.drop_oldest(excess)
+            self._held = (self._held[0], self._held[1] - freed)

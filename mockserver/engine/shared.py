@@ -64,7 +64,7 @@ import orjson
 from anyio.lowlevel import RunVar
 
 from ..data.fixtures import Dataset
-from .clock import Clock, parse_timestamp, within_range
+from .clock import Clock, check_clock, parse_clock
 from .errors import ApiError, StaleRead, TooManyRequests
 from .faults import FaultRule, Faults
 from .journal import (
@@ -78,7 +78,7 @@ from .journal import (
 from .ratelimit import WINDOW_SECONDS, RateLimiter
 from .shared_layers import CHECKPOINT, checkpoint_fields, restore_checkpoint
 from .state import KEEP, MockState, Settings, Shared
-from .storage import FileStore
+from .storage import FileStore, StorageKeys
 from .store import Base, Record, Store
 
 if TYPE_CHECKING:
@@ -1254,12 +1254,14 @@ class SharedMockState(MockState):
                 self._loaded = None
 
     def set_clock(self, instant: str) -> None:
-        target = within_range(parse_timestamp(instant))  # ValueError before anything is appended
+        target = parse_clock(instant)  # ValueError before anything is appended
         self.log.control({"k": "clock", "target_ms": target,
                           "wall_ms": Clock(None).now_ms()})
 
     def advance_clock(self, seconds: float) -> None:
-        within_range(self.clock.now_ms() + int(seconds * 1000))  # ValueError, nothing appended
+        if not math.isfinite(seconds):  # ValueError before anything is appended
+            raise ValueError("not a finite number of seconds")
+        check_clock(self.clock.now_ms() + int(seconds * 1000))
         self.log.control({"k": "clock", "advance_ms": int(seconds * 1000)})
 
     def add_fault(self, **spec: Any) -> FaultRule:
@@ -1280,9 +1282,10 @@ class SharedMockState(MockState):
             return None  # the request itself then meets Redis's absence (503)
         return found
 
-    def accept_upload(self, token: str, content: bytes, content_type: str) -> str:
+    def accept_upload(self, token: str, content: bytes, content_type: str,
+                      keys: StorageKeys | None = None) -> str:
         return self.transaction(
-            lambda: MockState.accept_upload(self, token, content, content_type))
+            lambda: MockState.accept_upload(self, token, content, content_type, keys))
 
     def initial_limits(self, shared: Shared,
                        settings: Settings | None = None) -> dict[str, Any]:

@@ -30,7 +30,7 @@ from .errors import Conflict, Forbidden, NotFound
 from .faults import FaultRule, Faults
 from .journal import MAX_JOURNAL_BYTES, Journal
 from .ratelimit import RateLimiter
-from .storage import FileStore
+from .storage import FileStore, StorageKeys
 from .store import Base, Seed, Snapshot, Store
 
 __all__ = ["KEEP", "KEY_FIELDS", "MockState", "Settings", "Shared", "StateSnapshot"]
@@ -270,9 +270,10 @@ class MockState:
 
     # -- uploads ----------------------------------------------------------------------------
 
-    def accept_upload(self, token: str, content: bytes, content_type: str) -> str:
-        """Store the file of a pending upload URL; its new storageId. Refused (404, 403
-        expired, 409 used) with nothing written."""
+    def accept_upload(self, token: str, content: bytes, content_type: str,
+                      keys: StorageKeys | None = None) -> str:
+        """Store the file of a pending upload URL; its new storageId (sealed by `keys`, the
+        server's storage secret). Refused (404, 403 expired, 409 used) with nothing written."""
         store = self.store
         with store.lock:
             pending = store.get("uploads", token)
@@ -285,7 +286,7 @@ class MockState:
             if pending.get("storage_id") is not None:
                 # Inferred: an upload URL takes one file.
                 raise Conflict(f"upload URL {token!r} was already used")
-            storage_id = store.new_id("st")
+            storage_id = (keys or StorageKeys()).sealed_id("st", store.new_id("st"))
             store.insert("uploads", {
                 "id": storage_id,
                 "kind": "file",

@@ -8,9 +8,12 @@ the file's byte length, content type and workspace are recorded in table `upload
 
 from __future__ import annotations
 
+import hashlib
+import hmac
+import secrets
 import threading
 
-__all__ = ["MAX_KEPT_BYTES", "FileStore"]
+__all__ = ["MAX_KEPT_BYTES", "FileStore", "StorageKeys"]
 
 # The bytes of uploaded files kept for downloads, in all; the oldest files go first.
 MAX_KEPT_BYTES = 64 * 1024 * 1024
@@ -44,3 +47,34 @@ class FileStore:
     @property
     def size(self) -> int:
         return self._size
+
+
+class StorageKeys:
+    """The server secret behind upload URLs, storage ids and file URLs, as an object store's
+    signing key: ids nobody can predict without it, and signatures a download is checked by.
+
+    Random per server unless pinned (`--storage-secret`): pinned, the same seed and writes
+    give the same URLs and ids again (reproducible tests)."""
+
+    _ALPHABET = "0123456789abcdefghjkmnpqrstvwxyz"
+
+    def __init__(self, secret: bytes | None = None) -> None:
+        self.pinned = secret is not None
+        self._key = hashlib.blake2b(secret if secret is not None else secrets.token_bytes(32),
+                                    digest_size=32).digest()
+
+    def sealed_id(self, prefix: str, plain: str, length: int = 32) -> str:
+        """An id from `plain` (the store's deterministic id) keyed by the secret: 150 bits a
+        stranger cannot guess in the default length."""
+        digest = hashlib.blake2b(plain.encode(), key=self._key, digest_size=32,
+                                 person=b"mock-id").digest()
+        body = "".join(self._ALPHABET[b % 32] for b in digest)
+        return (prefix + body)[:length]
+
+    def signature(self, storage_id: str) -> str:
+        """What a file's capability URL carries (`?signature=`)."""
+        return hashlib.blake2b(storage_id.encode(), key=self._key, digest_size=20,
+                               person=b"mock-file").hexdigest()
+
+    def verify(self, storage_id: str, signature: str) -> bool:
+        return hmac.compare_digest(self.signature(storage_id), signature)

@@ -30,16 +30,29 @@ MAX_BODY_DEPTH = 64
 
 
 def _too_deep(value: Any) -> str | None:
-    """The path of the first value nested deeper than MAX_BODY_DEPTH, or None."""
-    stack: list[tuple[Any, str, int]] = [(value, "", 0)]
+    """The path of the first value nested deeper than MAX_BODY_DEPTH, or None.
+
+    Depth first, holding one iterator per open container and the keys that lead to the
+    current one: time linear in the body, memory in its depth. (A path string per child, as
+    this once built, costs depth x key length per leaf: a 1 MiB body of long keys asked for
+    gigabytes.)"""
+    if not isinstance(value, (dict, list)):
+        return None
+    keys: list[Any] = []
+    stack: list[Any] = [iter(value.items()) if isinstance(value, dict) else enumerate(value)]
     while stack:
-        node, where, depth = stack.pop()
-        if depth > MAX_BODY_DEPTH:
-            return where
-        if isinstance(node, dict):
-            stack.extend((v, f"{where}/{k}" if where else str(k), depth + 1) for k, v in node.items())
-        elif isinstance(node, list):
-            stack.extend((v, f"{where}/{i}" if where else str(i), depth + 1) for i, v in enumerate(node))
+        step = next(stack[-1], None)
+        if step is None:
+            stack.pop()
+            if keys:
+                keys.pop()
+            continue
+        key, child = step
+        if len(stack) > MAX_BODY_DEPTH:  # the child's depth
+            return "/".join(str(k) for k in (*keys, key))
+        if isinstance(child, (dict, list)):
+            keys.append(key)
+            stack.append(iter(child.items()) if isinstance(child, dict) else enumerate(child))
     return None
 
 

@@ -6,6 +6,7 @@ import argparse
 import importlib.util
 import json
 import os
+import secrets
 import signal
 import sys
 from collections.abc import Mapping
@@ -18,6 +19,8 @@ DEFAULT_HOST = "127.0.0.1"  # safe default: loopback only
 DEFAULT_RATE_LIMIT = 120  # requests per minute per workspace (the description's figure)
 STATE_ENV = "MOCK_API_STATE"  # redis://HOST:PORT/DB, as --state
 NAMESPACE_ENV = "MOCK_API_STATE_NAMESPACE"
+# uvicorn's httptools protocol with the request head limited as it arrives (protocol.py)
+PROTOCOL = "mockserver.standalone.protocol:GuardedHttpToolsProtocol"
 _WORKER_ENV = "MOCKSERVER_WORKER_ARGS"  # serve's options, handed to each --workers process
 
 
@@ -39,6 +42,7 @@ def _config(args: argparse.Namespace) -> Any:
         base_url=base_url,
         host=args.host,
         control_token=args.control_token,
+        storage_secret=args.storage_secret,
         journal_size=args.journal_size,
         journal_bytes=args.journal_bytes,
         response_cache=args.response_cache,
@@ -58,19 +62,24 @@ def worker_app() -> Any:
     from ..engine.requestlog import configure_logging
     from .server import create_app
 
-    args = argparse.Namespace(**json.loads(os.environ[_WORKER_ENV]))
+    fields = json.loads(os.environ[_WORKER_ENV])
+    exposed = tuple(fields.pop("exposed"))  # decided by the parent on the bound sockets
+    args = argparse.Namespace(**fields)
     if not args.quiet:
         configure_logging(args.log_format)
-    return create_app(_config(args))
+    config = _config(args)
+    config.exposed = exposed
+    return create_app(config)
 
 
 def _serve(args: argparse.Namespace) -> int:
     import uvicorn
+    from uvicorn.supervisors import Multiprocess
 
     from ..data.fixtures import FixtureError
     from ..engine.app import MockApp
     from ..engine.requestlog import configure_logging
-    from .control import is_loopback
+    from .bind import bind_sockets, exposed_addresses
     from .server import create_app
 
     if args.env_errors:
@@ -101,6 +110,12 @@ def _serve(args: argparse.Namespace) -> int:
             raise
         print(f"error: --state: {exc}", file=sys.stderr)
         return 2
+    try:
+        sockets = bind_sockets(args.host, args.port)
+    except OSError as exc:
+        print(f"error: cannot listen on {args.host!r} port {args.port}: {exc}", file=sys.stderr)
+        return 2
+    config.exposed = tuple(exposed_addresses(sockets))
     app = create_app(mock=mock)
     print(f"Workspace API mock serving {base_url}/v1", flush=True)
     print(f"  reference page: {base_url}/docs   document: {base_url}/openapi.json", flush=True)
@@ -111,32 +126,38 @@ def _serve(args: argparse.Namespace) -> int:
     print(f"  fixtures: {', '.join(map(str, fixtures))}", flush=True)
     print(f"  control API: {base_url}/__mock__/  inspector: {base_url}/__mock__/inspector",
           flush=True)
-    if not args.control_token and not is_loopback(args.host):
+    if not args.control_token and config.exposed:
         print(f"  control API off: bound to {args.host} without a control token; turn it on "
               f"with --control-token TOKEN (or {ENV_PREFIX}CONTROL_TOKEN=TOKEN) and send it as "
               "X-Mock-Control-Token", flush=True)
     if args.state:
         print(f"  shared state: {args.state} namespace {args.state_namespace!r}; "
               f"{args.workers} worker(s)", flush=True)
+    if config.exposed:
+        _warn_exposed(config.exposed, bool(args.control_token))
     # uvicorn installs its own SIGINT/SIGTERM handlers: both shut the server down cleanly,
     # after which uvicorn restores the previous handlers and raises the signal again. The
     # SIGTERM handler below turns that into a normal exit (0), as Ctrl-C already is.
     previous = signal.signal(signal.SIGTERM, _stop)
     try:
         if args.workers > 1:  # processes that build their own worker of the shared mock
-            os.environ[_WORKER_ENV] = json.dumps({k: v for k, v in vars(args).items()
-                                                  if k != "func"})
+            # One storage secret for all workers: a URL one signs, another must verify.
+            args.storage_secret = args.storage_secret or secrets.token_hex(32)
+            os.environ[_WORKER_ENV] = json.dumps({**{k: v for k, v in vars(args).items()
+                                                     if k != "func"},
+                                                  "exposed": list(config.exposed)})
             del app, mock
-            uvicorn.run("mockserver.standalone.cli:worker_app", factory=True, workers=args.workers,
-                        host=args.host, port=args.port, log_level="warning",
-                        access_log=False, lifespan="on")
+            uv_config = uvicorn.Config("mockserver.standalone.cli:worker_app", factory=True,
+                                       workers=args.workers, **_UVICORN)
+            Multiprocess(uv_config, sockets=sockets).run()
         else:
-            uvicorn.run(app, host=args.host, port=args.port, log_level="warning",
-                        access_log=False, lifespan="on")
+            uvicorn.Server(uvicorn.Config(app, **_UVICORN)).run(sockets=sockets)
     except (_Stopped, KeyboardInterrupt):
         pass
     finally:
         signal.signal(signal.SIGTERM, previous)
+        for sock in sockets:
+            sock.close()
     print("mock stopped", flush=True)
     return 0
 
@@ -147,6 +168,25 @@ def rate_limit_summary(limits: dict[str, Any]) -> str:
         return "off"
     own = "".join(f"; {ws} {limit}/min" for ws, limit in sorted(limits["workspaces"].items()))
     return f"{limits['per_minute']}/min per workspace{own}"
+
+
+# How serve runs uvicorn, on the sockets bound first (bind.py): its httptools protocol with
+# the request head limited as it arrives (protocol.py).
+_UVICORN: dict[str, Any] = {"log_level": "warning", "access_log": False, "lifespan": "on",
+                            "http": PROTOCOL}
+
+
+def _warn_exposed(where: tuple[str, ...], token: bool) -> None:
+    """Said loudly at start-up: the mock can be reached from off this host."""
+    lines = [f"WARNING: the mock listens on {', '.join(where)}, which is not loopback: anyone "
+             "who can reach it can call the API with the fixture tokens."]
+    if token:
+        lines.append("WARNING: the control API (/__mock__/) requires X-Mock-Control-Token.")
+    else:
+        lines.append("WARNING: the control API (/__mock__/) is DISABLED (403): start with "
+                     "--control-token to use it.")
+    for line in lines:
+        print(line, file=sys.stderr, flush=True)
 
 
 class _Stopped(Exception):
@@ -284,6 +324,10 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
     serve.add_argument("--quiet", action="store_true", help="no per-request log lines")
     serve.add_argument("--control-token", default=None, metavar="TOKEN",
                        help="X-Mock-Control-Token required by /__mock__/ (needed off loopback)")
+    serve.add_argument("--storage-secret", default=None, metavar="SECRET",
+                       help="key of upload URLs, storage ids and file URLs' signatures "
+                            "(default: random per start; pin it for reproducible URLs, or to "
+                            "share signed URLs between processes on one --state namespace)")
     serve.add_argument("--journal-size", type=int, default=1000, metavar="N",
                        help="requests kept for GET /__mock__/requests (0 turns the journal off)")
     serve.add_argument("--journal-bytes", type=int, default=64 * 1024 * 1024, metavar="N",

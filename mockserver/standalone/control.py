@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import ipaddress
 import logging
 import secrets
 from collections.abc import Awaitable, Callable, Sequence
@@ -22,19 +21,23 @@ from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
 from ..data.fixtures import FixtureError, load_dataset
-from ..engine.clock import parse_timestamp, within_range
-from ..engine.errors import ApiError, BadRequest, Forbidden, NotFound
+from ..engine.app import decode_body
+from ..engine.clock import parse_clock
+from ..engine.errors import ApiError, BadRequest, Forbidden, NotFound, PayloadTooLarge
+from ..engine.requestlog import printable
 from ..engine.responses import error_response, json_response
 from ..engine.sessions import DEFAULT_SESSION
 from ..engine.validation import RequestValidator
 from ..openapi.spec import Operation, Spec, data_dir
 from ..openapi.yamlload import load_yaml
+from .bind import is_loopback_address
 
 if TYPE_CHECKING:
     from ..engine.app import MockApp
     from ..engine.state import MockState
 
-__all__ = ["control_routes", "control_spec", "is_loopback", "load_fixtures"]
+__all__ = ["check_access", "control_routes", "control_spec", "exposed", "is_loopback",
+           "load_fixtures"]
 
 CONTROL_HEADER = "x-mock-control-token"
 
@@ -52,16 +55,24 @@ def _validators() -> dict[str, RequestValidator]:
 
 
 def is_loopback(host: str) -> bool:
-    if host in ("localhost", ""):
+    """A host name or address that binds loopback only. `''` binds every interface."""
+    if host == "localhost":
         return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
+    return is_loopback_address(host.strip("[]"))
+
+
+def exposed(mock: MockApp) -> list[str]:
+    """Where the mock can be reached from off this host: the bound sockets that are not
+    loopback (`Config.exposed`, set by `serve` once it bound them), else judged by the host."""
+    config = mock.config
+    if config.exposed is not None:
+        return list(config.exposed)
+    return [] if is_loopback(config.host) else [config.host or "every interface"]
 
 
 def check_access(mock: MockApp, request: Request) -> None:
-    """Control needs the control token when one is configured; without one, only on loopback."""
+    """Control needs the control token when one is configured; without one, it is open only
+    when every bound socket is loopback."""
     expected = mock.config.control_token
     if expected:
         given = request.headers.get(CONTROL_HEADER, "")
@@ -69,9 +80,10 @@ def check_access(mock: MockApp, request: Request) -> None:
             raise Forbidden("the control API needs the header X-Mock-Control-Token "
                             "(the server's --control-token)")
         return
-    if not is_loopback(mock.config.host):
-        raise Forbidden(f"the control API is disabled: the mock is bound to {mock.config.host} "
-                        "without a control token (start it with --control-token)")
+    where = exposed(mock)
+    if where:
+        raise Forbidden(f"the control API is disabled: the mock listens on {', '.join(where)} "
+                        "(not loopback) without a control token (start it with --control-token)")
 
 
 def load_fixtures(mock: MockApp, paths: Sequence[str | Path] | None,
@@ -104,6 +116,21 @@ def read_body(validator: RequestValidator, raw: bytes, content_type: str | None)
         raise
 
 
+async def read_raw_body(request: Request, limit: int) -> bytes:
+    """A control request's body, refused (413) once more than `limit` bytes arrived, and
+    decoded by its Content-Encoding (gzip, deflate; 415 for others) as the API's are."""
+    chunks = []
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            raise PayloadTooLarge(f"request body is larger than {limit} bytes")
+        chunks.append(chunk)
+    body = b"".join(chunks)
+    encoding = request.headers.get("content-encoding")
+    return decode_body(body, encoding, limit) if encoding is not None and body else body
+
+
 ERROR_LOGGER = logging.getLogger("mockserver.errors")  # as the pipeline's unexpected errors
 
 Endpoint = Callable[["MockApp", Request, Any, Any], Any]
@@ -122,8 +149,8 @@ def _route(mock: MockApp, operation: Operation, func: Endpoint) -> Route:
             query = validator.query(request.query_params.multi_items(), strict=True)
             body = None
             if validator.body_validator is not None:
-                body = read_body(validator, await request.body(),
-                                 request.headers.get("content-type"))
+                raw = await read_raw_body(request, mock.config.max_body_bytes)
+                body = read_body(validator, raw, request.headers.get("content-type"))
                 if body is None and validator.operation.body_required:
                     raise BadRequest("request body is required: send a JSON object")
             if state.replicated:  # Redis is called off the event loop (shared.py)
@@ -137,7 +164,7 @@ def _route(mock: MockApp, operation: Operation, func: Endpoint) -> Route:
             return error_response(error)
         except Exception as exc:  # a bug of ours: still answered {"error"}, and logged
             ERROR_LOGGER.error("unexpected error answering %s %s", request.method,
-                               request.url.path, exc_info=exc)
+                               printable(request.url.path), exc_info=exc)
             return json_response(500, {"error": f"internal error: {type(exc).__name__}: {exc}"})
         return json_response(status, result)
 
@@ -210,17 +237,19 @@ def _get_clock(mock: MockApp, request: Request, query: Any, body: Any) -> dict[s
 
 def _set_clock(mock: MockApp, request: Request, query: Any, body: Any) -> dict[str, Any]:
     state = mock.state_for(request.scope)
+    # Refused (400) with the clock unmoved: a value the timestamp form could not write would
+    # leave every later write unanswerable.
     if "advance_seconds" in body:
         try:
             state.advance_clock(body["advance_seconds"])
         except (ValueError, OverflowError) as exc:
-            raise BadRequest(f"body field 'advance_seconds': {exc}") from None
+            raise BadRequest(f"body field 'advance_seconds': {body['advance_seconds']!r} would "
+                             f"move the clock {exc}") from None
     else:
         try:
             state.set_clock(body["now"])
         except ValueError as exc:
-            raise BadRequest(f"body field 'now': {body['now']!r} is not an ISO 8601 instant "
-                             f"the mock can show ({exc})") from None
+            raise BadRequest(f"body field 'now': {body['now']!r} is {exc}") from None
     return _clock(state)
 
 
@@ -293,10 +322,9 @@ def _create_session(mock: MockApp, request: Request, query: Any, body: Any) -> d
         if "clock" in body:
             if body["clock"] is not None:
                 try:
-                    within_range(parse_timestamp(body["clock"]))
-                except ValueError:
-                    raise BadRequest(f"body field 'clock': {body['clock']!r} is not an ISO 8601 "
-                                     "instant in years 0001-9999") from None
+                    parse_clock(body["clock"])
+                except ValueError as exc:
+                    raise BadRequest(f"body field 'clock': {body['clock']!r} is {exc}") from None
             changes["frozen_clock"] = body["clock"]
         settings = dataclasses.replace(base, **changes)
     info = mock.sessions.create(body.get("name"), snapshot=body.get("snapshot"),

@@ -12,15 +12,17 @@ from starlette.responses import Response
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
-from ..engine.app import Config, MockApp, _json_headers, scan_headers
+from ..engine.app import Config, MockApp, _header, _json_headers, scan_headers
 from ..engine.errors import (
     ApiError,
     MethodNotAllowed,
     NotFound,
+    PayloadTooLarge,
 )
 from ..engine.responses import error_body, error_response
 from ..engine.sessions import SESSION_PREFIX, split_session_path
 from ..engine.state import MockState
+from .storage import MAX_UPLOAD_BYTES
 
 __all__ = ["Application", "create_app"]
 
@@ -61,6 +63,17 @@ class Application:
                     return
             if path.startswith("/v1"):
                 await self.mock(scope, receive, send)
+                return
+            # The other routes' bodies (control API, storage) refused on their declared size
+            # before a byte is read; what is streamed past it, by the routes as they read.
+            limit = (MAX_UPLOAD_BYTES if path.startswith("/__storage__/upload/")
+                     else self.mock.config.max_body_bytes)
+            declared = _header(scope, b"content-length")
+            if declared is not None and declared.isdigit() and int(declared) > limit:
+                body = error_body(PayloadTooLarge(f"request body is larger than {limit} bytes"))
+                await send({"type": "http.response.start", "status": 413,
+                            "headers": _json_headers(body)})
+                await send({"type": "http.response.body", "body": body})
                 return
         await self.starlette(scope, receive, send)
 

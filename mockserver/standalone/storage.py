@@ -18,7 +18,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from ..engine.app import MockApp
-from ..engine.errors import ApiError
+from ..engine.errors import ApiError, Forbidden, Unauthorized
 from ..engine.responses import error_response
 
 __all__ = ["MAX_UPLOAD_BYTES", "download", "upload"]
@@ -46,27 +46,49 @@ async def upload(request: Request) -> Response:
     content_type = content_type.split(";")[0].strip().lower() or "application/octet-stream"
     state = mock.state_for(request.scope)
     try:
+        mock.sessions.check_room(state, size)  # a session's files count to its memory cap
         if state.replicated:  # Redis is called off the event loop (shared.py)
             storage_id = await state.off_loop(  # type: ignore[attr-defined]
                 state.accept_upload, token, b"".join(chunks), content_type,
-                scope=request.scope)
+                mock.services.storage, scope=request.scope)
         else:
-            storage_id = state.accept_upload(token, b"".join(chunks), content_type)
+            storage_id = state.accept_upload(token, b"".join(chunks), content_type,
+                                             mock.services.storage)
     except ApiError as error:
         return error_response(error)
     return JSONResponse({"storageId": storage_id})
 
 
 async def download(request: Request) -> Response:
-    """The bytes of an uploaded file, with the content type recorded at upload. Like a signed
-    storage address, it needs no API token (inferred)."""
+    """The bytes of an uploaded file, with the content type recorded at upload.
+
+    As an object store serves a private object: by its capability URL (the `url` the API
+    hands out in attachments, signed with the server's secret), or to a bearer token with
+    access to the file's workspace. A token of another workspace is told nothing exists
+    (404, as for a record of a workspace it cannot see); no credential at all is 401."""
     mock: MockApp = request.app.state.mock
     storage_id = request.path_params["storage_id"]
     state = mock.state_for(request.scope)
+    signature = request.query_params.get("signature")
+    authorization = request.headers.get("authorization")
+    try:
+        if signature is not None:
+            if not mock.services.storage.verify(storage_id, signature):
+                raise Forbidden(f"query parameter 'signature': not the signature of file "
+                                f"{storage_id!r} (use the url the API handed out)")
+            principal = None
+        elif authorization is not None:
+            principal = state.tokens.authenticate(authorization)
+        else:
+            raise Unauthorized("a file needs its signed url (as the API hands it out) or "
+                               "'Authorization: Bearer <token>' of its workspace")
+    except ApiError as error:
+        return error_response(error)
     if state.replicated:  # what other workers changed first (shared.py), off the event loop
         await state.off_loop(state.sync, scope=request.scope)  # type: ignore[attr-defined]
     record = state.store.get("uploads", storage_id)
-    if record is None or record.get("kind") != "file":
+    if (record is None or record.get("kind") != "file"
+            or (principal is not None and record["workspace_id"] not in principal.workspace_ids)):
         return _error(404, f"file {storage_id!r} not found")
     content = state.files.get(storage_id)
     if content is None:

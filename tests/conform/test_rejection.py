@@ -28,7 +28,7 @@ def test_a_correct_server_answering_413_to_invalid_bodies_passes() -> None:
 def test_rejection_statuses_are_the_documented_4xx() -> None:
     g = Gate(GateConfig(base_url="http://127.0.0.1:9", token="t"))
     assert rejection_statuses(g, g.doc.op("updateKnowledgeNode")) == [
-        "400", "401", "403", "404", "413", "431"]
+        "400", "401", "403", "404", "413", "415", "431"]
     assert "413" not in rejection_statuses(g, g.doc.op("getSkill"))
 
 

@@ -27,7 +27,8 @@ UPLOAD_URL_TTL_MS = 3_600_000
 @operation("createAttachmentUploadUrl")
 def create_attachment_upload_url(ctx: Context) -> dict[str, Any]:
     now = ctx.now()
-    token = ctx.store.new_id("up")
+    # Unpredictable without the server's secret: nobody else fills this URL first.
+    token = ctx.services.storage.sealed_id("up", ctx.store.new_id("up"))
     expires_at = format_timestamp(parse_timestamp(now) + UPLOAD_URL_TTL_MS)
     ctx.store.insert("uploads", {
         "id": token,
@@ -42,8 +43,11 @@ def create_attachment_upload_url(ctx: Context) -> dict[str, Any]:
 
 
 def file_url(ctx: Context, storage_id: str) -> str:
-    """Where an uploaded file is addressed in message and note attachments."""
-    return f"{ctx.base_url}/__storage__/files/{storage_id}"
+    """Where an uploaded file is addressed in message and note attachments: a capability
+    URL, signed with the server's secret (a download without it needs a bearer token of the
+    file's workspace)."""
+    signature = ctx.services.storage.signature(storage_id)
+    return f"{ctx.base_url}/__storage__/files/{storage_id}?signature={signature}"
 
 
 def resolve_attachments(ctx: Context, items: Sequence[dict[str, Any]] | None) -> list[dict[str, Any]]:
