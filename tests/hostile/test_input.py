@@ -58,7 +58,7 @@ def test_clock_out_of_range_is_refused_and_unmoved(api: httpx.Client, body: dict
     assert created.status_code == 201, created.text
 
 
-@pytest.mark.parametrize("now", ["0001-01-01T00:00:00.000Z", "0999-12-31T23:59:59.999Z",
+@pytest.mark.parametrize("now", ["0001-01-01T00:00:00.000Z", "0999-06-30T12:00:00.000Z",
                                  "9999-12-30T23:59:59.999Z"])
 def test_writes_answer_at_the_edges_of_the_clock(api: httpx.Client, now: str) -> None:
     assert api.post("/__mock__/clock", json={"now": now}).status_code == 200
