@@ -71,3 +71,4 @@ def test_env_vars_and_max_requests(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     assert data["stopped"] == "request budget of 150 reached"
     assert data["requests"] <= 150
     assert "schemathesis (not reached)" in data["not_run"], data["not_run"]
+    assert "stopped: request budget of 150 reached" in data["incomplete"]
