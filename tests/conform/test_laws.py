@@ -139,3 +139,22 @@ def test_a_law_that_stops_after_its_first_list_shows_as_missing_coverage(
     missing = [what for what in result.not_run if what.startswith("law_ordering on")]
     assert missing and "listConversations" in missing[0], result.not_run
     assert "sort_by=follow_up_at order=asc" in missing[0]
+
+
+def test_a_note_says_whose_gap_it_is() -> None:
+    """A PATCH the law needs, valid against the document, refused by the server: the note
+    blames the server (and gives the curl), not the gate."""
+    from mockserver.engine.errors import BadRequest
+
+    def refuse_patches(mock: object) -> None:
+        def wrap(original: object) -> object:
+            def handler(ctx: object) -> object:
+                raise BadRequest("planted: every PATCH refused")
+            return handler
+        broken.override(mock, "updateSkill", wrap)  # type: ignore[arg-type]
+
+    with served(plant=refuse_patches) as (url, _):
+        result = gate(url, *WRITES, "--include", "re:^(updateSkill)$")
+    notes = [n for n in result.notes if "read-your-writes on updateSkill" in n]
+    assert notes and notes[0].startswith("[server] "), result.notes
+    assert "valid against the document" in notes[0] and "curl" in notes[0]
