@@ -10,10 +10,10 @@ import pytest
 from .conftest import gate, served
 
 RUNS = {
-    "read-only fuzzing and the laws": ["--phases", "coverage,fuzzing", "--checks", "laws",
-                                       "--include", "listTickets", "--max-examples", "8"],
+    "read-only fuzzing and the laws": ["--phases", "fuzzing", "--checks", "laws",
+                                       "--include", "listTickets", "--max-examples", "10"],
     "the stateful phase through the links": [
-        "--phases", "stateful", "--checks", "none", "--allow-writes", "--max-examples", "5",
+        "--phases", "stateful", "--checks", "none", "--allow-writes", "--max-examples", "3",
         "--include", "re:^(createAgent|getAgent|updateAgent)$"],
 }
 
