@@ -1,7 +1,9 @@
 """`python -m mockserver conform`: the conformance gate's command line.
 
-Exit status: 0 conformant, 1 violations (errors; warnings too with --strict), 2 usage or
-configuration errors (bad URL, unreachable target, missing or refused token, bad --report).
+Exit status: 0 PASS (every planned check ran, none failed), 1 FAIL (errors; warnings too with
+--strict), 2 usage or configuration errors (bad URL, unreachable target, missing or refused
+token, bad --report), 3 INCOMPLETE (stopped by --max-requests, --max-time or SIGINT/SIGTERM, or
+a planned check did not run; the reports are written all the same).
 """
 
 from __future__ import annotations
@@ -26,7 +28,11 @@ EPILOG = """\
 Tokens may also come from the environment: CONFORM_TOKEN, CONFORM_READ_TOKEN,
 CONFORM_FOREIGN_TOKEN (and CONFORM_BASE_URL, CONFORM_WORKSPACE).
 
-Exit status: 0 conformant, 1 violations, 2 usage or configuration error.
+Exit status: 0 PASS, 1 FAIL, 2 usage or configuration error, 3 INCOMPLETE (stopped early
+or a planned check did not run; reports are written all the same).
+
+Against a local mock pass --rate 0: the default pace (1.8 requests/s, under the documented
+120/minute) is for real services, and a full read-only run at that pace takes most of an hour.
 """
 
 
@@ -56,13 +62,23 @@ def build_parser() -> argparse.ArgumentParser:
                         "never against production data")
     parser.add_argument("--max-examples", type=int, default=20, metavar="N",
                         help="hypothesis examples per operation in the fuzzing phases (default 20)")
-    parser.add_argument("--seed", type=int, default=None, metavar="N", help="reproducible run")
+    parser.add_argument("--seed", type=int, default=None, metavar="N",
+                        help="the same seed sends the same requests (default: a random seed, "
+                        "printed in the plan and the report)")
+    parser.add_argument("--hypothesis-database", default=None, metavar="DIR",
+                        help="keep hypothesis' example database in DIR (default: none, so a "
+                        "run depends on its seed alone)")
     parser.add_argument("--include", action="append", default=[], metavar="PATTERN")
     parser.add_argument("--exclude", action="append", default=[], metavar="PATTERN")
     parser.add_argument("--rate-limit-probe", action="store_true",
                         help="burst a cheap read until 429 and check Retry-After and the body")
     parser.add_argument("--max-requests", type=int, default=None, metavar="N",
                         help="stop (and report) after N requests in total")
+    parser.add_argument("--max-time", type=float, default=None, metavar="SECONDS",
+                        help="stop (and report, INCOMPLETE) after SECONDS")
+    parser.add_argument("--request-timeout", type=float, default=30.0, metavar="SECONDS",
+                        help="seconds to wait for each response (default 30); a time-out "
+                        "fails the run like a 5xx")
     parser.add_argument("--rate", type=float, default=DEFAULT_RATE, metavar="N",
                         help=f"requests per second (default {DEFAULT_RATE}, under 120/minute); "
                         "0 for unpaced (local mocks only)")
@@ -75,6 +91,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "ratelimit needs --rate-limit-probe)")
     parser.add_argument("--report", action="append", default=[], metavar="KIND:PATH",
                         help="junit:PATH or json:PATH (repeatable)")
+    parser.add_argument("--export", default=None, metavar="DIR",
+                        help="write each failure as a standalone pytest file (httpx only) "
+                        "replaying its requests, with a README on running them")
     parser.add_argument("--min-status-coverage", type=float, default=None, metavar="PCT",
                         help="fail the run when fewer than PCT%% of the documented statuses of "
                         "the operations in scope were observed (the summary lists, per "
@@ -117,6 +136,10 @@ def parse_config(argv: list[str]) -> tuple[GateConfig, list[tuple[str, Path]]]:
         raise UsageError("--max-requests must be at least 1")
     if args.min_status_coverage is not None and not 0 <= args.min_status_coverage <= 100:
         raise UsageError("--min-status-coverage must be between 0 and 100")
+    if args.request_timeout <= 0:
+        raise UsageError("--request-timeout must be positive")
+    if args.max_time is not None and args.max_time <= 0:
+        raise UsageError("--max-time must be positive")
     if args.rate < 0:
         raise UsageError("--rate must not be negative")
     phases: tuple[str, ...] = ()
@@ -142,6 +165,8 @@ def parse_config(argv: list[str]) -> tuple[GateConfig, list[tuple[str, Path]]]:
         include=args.include, exclude=args.exclude, rate_limit_probe=args.rate_limit_probe,
         max_requests=args.max_requests, rate=args.rate, strict=args.strict, phases=phases,
         checks=checks, quiet=args.quiet, min_status_coverage=args.min_status_coverage,
+        max_time=args.max_time, hypothesis_database=args.hypothesis_database,
+        export=args.export, request_timeout=args.request_timeout,
     )
     return config, reports
 
@@ -163,6 +188,9 @@ def main(argv: list[str]) -> int:
         print(f"conform: error: {exc}", file=sys.stderr)
         return 2
     print(format_summary(result), file=sys.stdout, flush=True)
+    if config.export:
+        print(f"exported {len(result.exported)} failure(s) to {config.export} (README.md there "
+              "says how to run them)", file=sys.stderr)
     for kind, path in reports:
         (write_junit if kind == "junit" else write_json)(result, path)
         print(f"wrote {kind} report to {path}", file=sys.stderr)

@@ -4,8 +4,11 @@ Both schemathesis' phases and the gate's own checks go through one `requests` tr
 (`PacedAdapter`), so the safety rules hold for all traffic to the target:
 
 - pace: a client-side token bucket (default 1.8 requests/s, under the documented 120/minute);
-- budget: `--max-requests` caps the total; past it a request raises `BudgetExhausted` and the
-  run stops gracefully and reports what it saw;
+- budget: `--max-requests` caps the total, `--max-time` the length; past either, or after
+  SIGINT/SIGTERM (`Pacer.stop`), a request raises `RunStopped` and the run stops gracefully
+  and reports what it saw (verdict INCOMPLETE);
+- watch: every response and every dropped connection or time-out is handed to `Pacer.watch`
+  (the gate fails any 5xx, whichever family sent the request);
 - 429: wait `Retry-After` seconds (through an injectable sleep) and retry, a bounded number of
   times; never resend at once.
 """
@@ -25,8 +28,8 @@ from requests.adapters import HTTPAdapter
 
 from .violations import Exchange
 
-__all__ = ["DEFAULT_RATE", "BudgetExhausted", "ConformClient", "PacedAdapter", "Pacer",
-           "WriteWithheld"]
+__all__ = ["DEFAULT_RATE", "TRANSPORT_ERRORS", "BudgetExhausted", "ConformClient", "PacedAdapter",
+           "Pacer", "RunStopped", "WriteWithheld"]
 
 DEFAULT_RATE = 1.8  # requests per second: 108/minute, under the documented 120/minute default
 MAX_429_RETRIES = 3
@@ -34,8 +37,19 @@ FALLBACK_RETRY_AFTER = 30.0  # a 429 without a usable Retry-After: wait long, ne
 MAX_RETRY_AFTER = 120.0
 
 
-class BudgetExhausted(RuntimeError):
-    """--max-requests reached: no more requests are sent."""
+class RunStopped(RuntimeError):
+    """The run is stopped (--max-requests, --max-time, a signal): no more requests are sent."""
+
+
+BudgetExhausted = RunStopped  # the name the checks and older callers use
+
+# What a request can end in without a response: a dropped connection, a time-out, a body cut
+# short. The gate fails these like a 5xx.
+TRANSPORT_ERRORS = (requests.ConnectionError, requests.Timeout,
+                    requests.exceptions.ChunkedEncodingError)
+
+Watch = Callable[[requests.PreparedRequest, "requests.Response | None", "BaseException | None"],
+                 None]
 
 
 class WriteWithheld(RuntimeError):
@@ -53,7 +67,11 @@ class Pacer:
     clock: Callable[[], float] = time.monotonic
     sent: int = 0
     rate_limited: int = 0  # 429s seen (and waited out)
-    on_exhausted: Callable[[], None] | None = None
+    on_exhausted: Callable[[], None] | None = None  # called once the run stops
+    deadline: float | None = None  # clock() past which the run stops (--max-time)
+    stop_reason: str | None = None
+    watch: Watch | None = None  # sees every response and transport error
+    on_sent: Callable[[], None] | None = None  # after each request is counted (progress)
     _tokens: float = field(default=1.0, init=False)
     _last: float | None = field(default=None, init=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False)
@@ -62,13 +80,28 @@ class Pacer:
     def exhausted(self) -> bool:
         return self.max_requests is not None and self.sent >= self.max_requests
 
+    def stop(self, reason: str) -> None:
+        """Stop the run: the next request raises `RunStopped` (safe from a signal handler)."""
+        if self.stop_reason is None:
+            self.stop_reason = reason
+        if self.on_exhausted is not None:
+            self.on_exhausted()
+
+    def _check_stop(self) -> None:
+        if self.stop_reason is None and self.exhausted:
+            self.stop_reason = f"request budget of {self.max_requests} reached"
+        if self.stop_reason is None and self.deadline is not None and \
+                self.clock() >= self.deadline:
+            self.stop_reason = "time budget (--max-time) reached"
+        if self.stop_reason is not None:
+            if self.on_exhausted is not None:
+                self.on_exhausted()
+            raise RunStopped(self.stop_reason)
+
     def acquire(self, *, paced: bool = True) -> None:
         """Take one request from the budget, waiting for the bucket when paced."""
         with self._lock:
-            if self.exhausted:
-                if self.on_exhausted is not None:
-                    self.on_exhausted()
-                raise BudgetExhausted(f"request budget of {self.max_requests} exhausted")
+            self._check_stop()
             if paced and self.rate > 0:
                 now = self.clock()
                 if self._last is not None:
@@ -82,8 +115,8 @@ class Pacer:
                 else:
                     self._tokens -= 1.0
             self.sent += 1
-            if self.exhausted and self.on_exhausted is not None:
-                self.on_exhausted()
+        if self.on_sent is not None:
+            self.on_sent()
 
     def retry_delay(self, retry_after: str | None) -> float:
         try:
@@ -115,7 +148,15 @@ class PacedAdapter(HTTPAdapter):
         attempts = 0
         while True:
             self.pacer.acquire(paced=self.paced)
-            response = super().send(request, *args, **kwargs)
+            try:
+                response = super().send(request, *args, **kwargs)
+                _ = response.content  # read the body here: one cut short is a transport error too
+            except TRANSPORT_ERRORS as exc:
+                if self.pacer.watch is not None:
+                    self.pacer.watch(request, None, exc)
+                raise
+            if self.pacer.watch is not None:
+                self.pacer.watch(request, response, None)
             if response.status_code != 429 or not self.retry_429 or attempts >= MAX_429_RETRIES:
                 return response
             attempts += 1
@@ -167,8 +208,13 @@ class ConformClient:
         if clean:
             url += "?" + urlencode(clean)
         self.exchanges += 1
-        response = self.session.request(method, url, headers=headers, data=data,
-                                        timeout=self.timeout, allow_redirects=False)
+        try:
+            response = self.session.request(method, url, headers=headers, data=data,
+                                            timeout=self.timeout, allow_redirects=False)
+        except TRANSPORT_ERRORS as exc:
+            # No response: the exchange says why (the gate's watch has failed the run).
+            return Exchange(method=method, url=url, headers=headers, body=body, status=None,
+                            error=f"{type(exc).__name__}: {exc}")
         return Exchange(
             method=method, url=url, headers=headers, body=body, status=response.status_code,
             response_headers=dict(response.headers), response_text=response.text,

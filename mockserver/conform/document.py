@@ -69,6 +69,7 @@ class Document:
         self.spec: Spec = load_spec(path)
         self.operations: list[Operation] = self.spec.operations
         self.by_id: dict[str, Operation] = self.spec.by_id
+        self._routes: list[tuple[Operation, re.Pattern[str]]] | None = None
 
     # -- operations ------------------------------------------------------------------------
 
@@ -107,6 +108,19 @@ class Document:
                     and (best is None or len(candidate.path) > len(best.path))):
                 best = candidate
         return best
+
+    def operation_at(self, method: str, url: str) -> Operation | None:
+        """The operation a request addresses (literal path segments win over parameters)."""
+        if self._routes is None:
+            routes = [(op, re.compile("^" + re.sub(r"\\\{[^}]+\\\}", "[^/]+", re.escape(op.path))
+                                      + "$")) for op in self.operations]
+            routes.sort(key=lambda route: route[0].path.count("{"))
+            self._routes = routes
+        path = urlsplit(url).path
+        method = method.upper()
+        assert self._routes is not None
+        return next((op for op, pattern in self._routes
+                     if op.method == method and pattern.match(path)), None)
 
     def read_request_guard(self) -> Callable[[str, str], bool]:
         """(method, url) -> True when the request is safe: a GET/HEAD/OPTIONS, or a request

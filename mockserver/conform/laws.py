@@ -31,7 +31,8 @@ if TYPE_CHECKING:
     from ..openapi.spec import Filter, Operation, Order
     from .gate import Gate
 
-__all__ = ["READ_LAWS", "check_read_laws", "field_value", "filter_spec", "order_spec"]
+__all__ = ["READ_LAWS", "check_read_laws", "field_value", "filter_spec", "missing_law_walks",
+           "order_spec", "order_walks"]
 
 PAGE = 100
 # Pages a law walks at most: enough for the mock's datasets; on a large real dataset a law
@@ -158,38 +159,74 @@ def _check_sorted(gate: Gate, op: Operation, items: list[Any], fields: tuple[str
         previous = values
 
 
+def order_walks(op: Operation) -> list[tuple[dict[str, Any], tuple[str, ...]]]:
+    """The walks the ordering law owes a list: (query parameters, sort fields) for each
+    `sort_by` value and `order`, and with neither (the declared defaults)."""
+    spec = op.order
+    if spec is None:
+        return []
+    orders = _query_enum(op, "order")
+    sorts = _query_enum(op, "sort_by")
+    fields: dict[Any, tuple[str, ...] | None]
+    if spec.by_sort and sorts is not None:
+        fields = dict(spec.by_sort)
+        default_sort = sorts[1]
+    else:
+        fields = {None: spec.by}
+        default_sort = None
+    directions: list[str | None] = [None] + (list(orders[0]) if orders else [])
+    walks = []
+    for sort_value, field in fields.items():
+        if not field:
+            continue  # the documented order is over a field the items do not carry
+        for direction in directions:
+            extra: dict[str, Any] = {}
+            if sort_value is not None and sort_value != default_sort:
+                extra["sort_by"] = sort_value
+            elif sort_value is not None and direction is not None:
+                extra["sort_by"] = sort_value  # the default named explicitly once
+            if direction is not None:
+                extra["order"] = direction
+            walks.append((extra, field))
+    return walks
+
+
+def walk_label(extra: dict[str, Any]) -> str:
+    return " ".join(f"{k}={v}" for k, v in extra.items()) or "no order parameter"
+
+
 def check_ordering(gate: Gate) -> None:
     for op, params in _lists(gate):
         spec = order_spec(gate, op)
         if spec is None:
             continue
-        provenance = spec.provenance
-        default_direction = spec.direction
-        orders = _query_enum(op, "order")
-        sorts = _query_enum(op, "sort_by")
-        fields: dict[Any, tuple[str, ...] | None]
-        if spec.by_sort and sorts is not None:
-            fields = dict(spec.by_sort)
-            default_sort = sorts[1]
-        else:
-            fields = {None: spec.by}
-            default_sort = None
-        directions: list[str | None] = [None] + (list(orders[0]) if orders else [])
-        for sort_value, field in fields.items():
-            if not field:
-                continue  # the documented order is over a field the items do not carry
-            for direction in directions:
-                extra: dict[str, Any] = {}
-                if sort_value is not None and sort_value != default_sort:
-                    extra["sort_by"] = sort_value
-                elif sort_value is not None and direction is not None:
-                    extra["sort_by"] = sort_value  # the default named explicitly once
-                if direction is not None:
-                    extra["order"] = direction
-                items, exchange, _ = _walk(gate, op, params, extra, max_pages=3)
-                descending = (direction or default_direction) == "desc"
-                label = " ".join(f"{k}={v}" for k, v in extra.items()) or "no order parameter"
-                _check_sorted(gate, op, items, field, descending, exchange, label, provenance)
+        for extra, field in order_walks(op):
+            items, exchange, _ = _walk(gate, op, params, extra, max_pages=3)
+            descending = (extra.get("order") or spec.direction) == "desc"
+            label = walk_label(extra)
+            gate.law_walked("law_ordering", op, label)
+            _check_sorted(gate, op, items, field, descending, exchange, label, spec.provenance)
+
+
+def missing_law_walks(gate: Gate) -> list[str]:
+    """What the laws owed and did not walk (a law that stops early shows here, and the run is
+    then INCOMPLETE): every `sort_by`/`order` walk of each list with `x-order`, and each list
+    the other read laws apply to. Computed from the document, apart from the laws' loops."""
+    if "laws" not in gate.config.checks or gate.discovery is None:
+        return []
+    gaps = []
+    walked = gate.law_walks
+    for op, _params in _lists(gate):
+        done = set(walked.get("law_ordering", {}).get(op.operation_id, []))
+        owed = [walk_label(extra) for extra, _ in order_walks(op)]
+        missing = [label for label in owed if label not in done]
+        if missing:
+            gaps.append(f"law_ordering on {op.operation_id}: {', '.join(missing)} not walked")
+        owes = {"law_namespace": True, "law_filter": bool(op.filters)}
+        for law, applies in owes.items():
+            if applies and op.operation_id not in walked.get(law, {}):
+                gaps.append(f"{law} on {op.operation_id}: not walked")
+    return gaps
 
 
 # -- filters -------------------------------------------------------------------------------
@@ -211,6 +248,7 @@ def check_filters(gate: Gate) -> None:
         if not filters:
             continue
         whole, _, complete = _walk(gate, op, params, {})
+        gate.law_walked("law_filter", op, "unfiltered")
         for name, spec in filters.items():
             if name in params.get("query", {}):
                 continue  # discovery fixed it (a required filter): nothing to compare with
@@ -221,6 +259,7 @@ def check_filters(gate: Gate) -> None:
                 values = sorted({v for v in seen if isinstance(v, str) and v})[:2]
             for value in values:
                 items, exchange, done = _walk(gate, op, params, {name: value})
+                gate.law_walked("law_filter", op, f"{name}={value}")
                 wrong = [item for item in items if not _matches(item, spec, value)]
                 if wrong:
                     _fail(gate, op, "law_filter",
@@ -262,6 +301,7 @@ def check_defaults(gate: Gate) -> None:
                 sent = gate.call(op, params={**fixed, "limit": PAGE, param.name: text},
                                  path_params=params.get("path"))
             gate.count("laws", 2)
+            gate.law_walked("law_default", op, param.name)
             a, b = omitted.json(), sent.json()
             if omitted.status != 200 or sent.status != 200 or not isinstance(a, dict) \
                     or not isinstance(b, dict):
@@ -285,6 +325,7 @@ def check_namespaces(gate: Gate) -> None:
     others = [w for w in gate.discovery.workspaces if w != gate.workspace]
     for op, params in _lists(gate):
         items, exchange, _ = _walk(gate, op, params, {}, max_pages=2)
+        gate.law_walked("law_namespace", op, gate.workspace)
         foreign = [i for i in items if isinstance(i, dict) and "workspace_id" in i
                    and i["workspace_id"] not in (gate.workspace, None)]
         if foreign:

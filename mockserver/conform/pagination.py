@@ -81,7 +81,8 @@ def _walk(gate: Gate, op: Operation, params: dict[str, dict[str, Any]], limit: i
         if not has_more or not next_cursor:
             return keys, exchanges, True
         cursor = next_cursor
-    gate.note(f"pagination: {op.operation_id} walk stopped after {gate.config.max_pages} pages")
+    gate.note(f"pagination: {op.operation_id} walk stopped after {gate.config.max_pages} pages",
+              whose="run")
     return keys, exchanges, False
 
 

@@ -13,7 +13,9 @@ or with options (they need the plugin that declares them):
 Settings: CONFORM_BASE_URL, CONFORM_TOKEN, CONFORM_READ_TOKEN, CONFORM_FOREIGN_TOKEN,
 CONFORM_WORKSPACE, and CONFORM_ARGS for any other `python -m mockserver conform` argument.
 Without a base URL and token every test is skipped. A family that did not run (state rules
-without --allow-writes, the rate-limit probe without --rate-limit-probe) is skipped.
+without --allow-writes, the rate-limit probe without --rate-limit-probe) is skipped; a run
+that did not perform its planned checks (stopped early, a step not reached) fails
+`test_conformance_run_is_complete`.
 """
 
 from __future__ import annotations
@@ -27,8 +29,8 @@ from mockserver.conform.cli import UsageError, parse_config
 from mockserver.conform.report import RunResult
 from mockserver.conform.runner import ConfigurationError, run
 
-FAMILIES = ("schemathesis", "error-shape", "pagination", "laws", "auth", "state-rules", "rate-limit",
-            "coverage")
+FAMILIES = ("server-error", "schemathesis", "error-shape", "pagination", "laws", "auth",
+            "state-rules", "rate-limit", "coverage")
 
 
 def _setting(config: pytest.Config, name: str) -> str | None:
@@ -71,3 +73,10 @@ def test_conformance(conform_result: RunResult, family: str) -> None:
             if violation.curl:
                 lines.append(f"    {violation.curl}")
         pytest.fail("\n".join(lines), pytrace=False)
+
+
+def test_conformance_run_is_complete(conform_result: RunResult) -> None:
+    """INCOMPLETE is not a pass: a stopped run, a step not reached, a law's walk not made."""
+    if conform_result.incomplete:
+        pytest.fail("the gate's run is INCOMPLETE: " + "; ".join(conform_result.incomplete),
+                    pytrace=False)

@@ -1,8 +1,9 @@
 """What the gate reports: violations as `AssertionError`s that carry their data and a severity.
 
 Severity follows provenance (issue 6): a failure on something the description states
-(`documented`) fails the run; one on something taken from the reference notes or inferred by
-us (`reference`, `inferred`) is a warning, failing the run only under `--strict`.
+(`documented`) or the vendor's public reference (`reference`) fails the run; one on something
+we inferred where both are silent (`inferred`) is a warning, failing the run only under
+`--strict` (issue 28).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ __all__ = [
     "PaginationViolation",
     "RateLimitViolation",
     "SchemathesisViolation",
+    "ServerErrorViolation",
     "Severity",
     "StateRuleViolation",
     "Violation",
@@ -37,8 +39,9 @@ class Severity(enum.StrEnum):
 
 
 def severity_for(provenance: str | None) -> Severity:
-    """`documented` is a promise of the description; anything else is our reading of it."""
-    return Severity.ERROR if provenance in (None, "documented") else Severity.WARNING
+    """`documented` (the description) and `reference` (the vendor's public reference: the real
+    service's own promise) fail the run; `inferred` (our guess where both are silent) warns."""
+    return Severity.WARNING if provenance == "inferred" else Severity.ERROR
 
 
 @dataclass
@@ -52,6 +55,7 @@ class Exchange:
     status: int | None = None
     response_headers: dict[str, str] = field(default_factory=dict)
     response_text: str = ""
+    error: str | None = None  # no response: the connection dropped or timed out
 
     def json(self) -> Any:
         try:
@@ -115,6 +119,7 @@ class Violation(AssertionError):
         self.severity = severity
         self.exchange = exchange
         self.details = details or {}
+        self.setup: list[Exchange] = []  # the writes its family sent before it (--export)
 
     @property
     def curl(self) -> str | None:
@@ -177,3 +182,10 @@ class CoverageViolation(Violation):
     """The run observed fewer documented statuses than --min-status-coverage asks."""
 
     family = "coverage"
+
+
+class ServerErrorViolation(Violation):
+    """A 5xx, a dropped connection or a time-out on any request the gate sent (any family),
+    reported once per operation; `details` names the families that met it and how often."""
+
+    family = "server-error"

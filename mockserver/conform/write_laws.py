@@ -194,8 +194,7 @@ def check_patches(gate: Gate) -> None:
         patched = gate.call(op, path_params=params.get("path"), params=query, body=patch)
         gate.count("laws")
         if patched.status != op.success_status:
-            gate.note(f"laws: read-your-writes on {op.operation_id}: the PATCH answered "
-                      f"{patched.status}")
+            gate.refused(op, patched, f"laws: read-your-writes on {op.operation_id}")
             continue
         after = _read(gate, op, params, key)
         stale = {n: (after or {}).get(n) for n, v in patch.items()
@@ -298,8 +297,8 @@ def check_creates(gate: Gate) -> None:
         gate.count("laws")
         data = _data(created)
         if created.status != op.success_status or not isinstance(data, dict):
-            gate.note(f"laws: {op.operation_id} with only its required fields answered "
-                      f"{created.status}; defaults and deletes not checked")
+            gate.refused(op, created, f"laws: {op.operation_id} with only its required fields "
+                         "(defaults, read-back and deletes not checked)")
             continue
         _check_body_defaults(gate, op, body, data, created)
         _check_create_visible(gate, op, body, data, created)
@@ -358,8 +357,7 @@ def _check_delete_sticks(gate: Gate, op: Operation, key: Any) -> None:
     first = gate.call(op, path_params=path, params={})
     gate.count("laws")
     if first.status != op.success_status:
-        gate.note(f"laws: deleting a record just created with {op.operation_id} answered "
-                  f"{first.status}")
+        gate.refused(op, first, f"laws: deleting a record just created with {op.operation_id}")
         return
     getter = _getter(gate, op)
     if getter is not None:

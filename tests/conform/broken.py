@@ -656,3 +656,48 @@ class PinnedAgentDeletedOnCreate(AgentsCreatedIn):
             self.deleted = True
             await _internal(self.app, scope, "DELETE", f"/v1/agents/{self.pinned}")
         await super().__call__(scope, receive, send)
+
+
+class ServerErrorOn:
+    """Answers 500 (or, with `hang`, no answer for that many seconds) to the requests that
+    match: `method`, a path, and every query part in `query` (bytes such as b"order=desc");
+    `authorized` None matches any, False only requests without an Authorization header;
+    `header` only requests carrying that header (b"x-schemathesis-testcaseid": schemathesis').
+    `times` bounds how many requests meet the fault (None: all). A one-off fault on one
+    family's requests, the others answered by the mock."""
+
+    def __init__(self, app: Any, method: str, path: str, *, query: tuple[bytes, ...] = (),
+                 authorized: bool | None = None, times: int | None = None,
+                 hang: float | None = None, header: bytes | None = None) -> None:
+        self.app, self.method, self.path, self.query = app, method, path, query
+        self.header = header
+        self.authorized, self.left, self.hang = authorized, times, hang
+
+    def _matches(self, scope: Scope) -> bool:
+        if scope["type"] != "http" or scope["method"] != self.method or scope["path"] != self.path:
+            return False
+        parts = scope["query_string"].split(b"&")
+        if any(part not in parts for part in self.query):
+            return False
+        has_token = any(k.lower() == b"authorization" for k, _ in scope["headers"])
+        if self.authorized is not None and has_token != self.authorized:
+            return False
+        if self.header is not None and not any(k.lower() == self.header
+                                               for k, _ in scope["headers"]):
+            return False
+        return self.left is None or self.left > 0
+
+    async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:
+        if not self._matches(scope):
+            await self.app(scope, receive, send)
+            return
+        if self.left is not None:
+            self.left -= 1
+        if self.hang is not None:
+            import asyncio
+            await asyncio.sleep(self.hang)
+        body = b'{"error": "planted: internal error"}'
+        await send({"type": "http.response.start", "status": 500,
+                    "headers": [(b"content-type", b"application/json"),
+                                (b"content-length", str(len(body)).encode())]})
+        await send({"type": "http.response.body", "body": body})

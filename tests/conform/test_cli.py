@@ -56,7 +56,8 @@ def test_top_level_cli_dispatches_to_conform(capsys: pytest.CaptureFixture[str])
 
 
 def test_env_vars_and_max_requests(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """--max-requests stops gracefully and the report says so; tokens may come from env."""
+    """--max-requests stops gracefully, the report says so and what did not run, and the
+    verdict is INCOMPLETE (exit 3), never PASS; tokens may come from env."""
     report = tmp_path / "r.json"
     with served() as (url, _):
         monkeypatch.setenv("CONFORM_BASE_URL", url)
@@ -65,6 +66,9 @@ def test_env_vars_and_max_requests(tmp_path: Path, monkeypatch: pytest.MonkeyPat
         code = main(["--rate", "0", "--max-requests", "150", "--quiet",
                      "--report", f"json:{report}"])
     data = json.loads(report.read_text())
-    assert code == 0
+    assert code == 3
+    assert data["verdict"] == "INCOMPLETE"
     assert data["stopped"] == "request budget of 150 reached"
     assert data["requests"] <= 150
+    assert "schemathesis (not reached)" in data["not_run"], data["not_run"]
+    assert "stopped: request budget of 150 reached" in data["incomplete"]

@@ -39,10 +39,12 @@ def test_budget_is_a_hard_cap() -> None:
     pacer = Pacer(rate=0, max_requests=3, on_exhausted=lambda: stopped.append(True))
     for _ in range(3):
         pacer.acquire()
-    assert stopped  # told as soon as the budget is spent
+    assert not stopped  # the budget is spent, not exceeded: a run that ends here is complete
     with pytest.raises(BudgetExhausted):
         pacer.acquire()
+    assert stopped  # told when a request past the budget is refused
     assert pacer.sent == 3
+    assert pacer.stop_reason == "request budget of 3 reached"
 
 
 def _flaky_app(answers: list[tuple[int, dict[str, str]]]) -> Any:

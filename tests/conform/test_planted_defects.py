@@ -177,6 +177,10 @@ def test_the_gate_keeps_no_example_database() -> None:
     gate_.discovery = type("D", (), {"params": {}})()  # type: ignore[assignment]
     settings = build_config(gate_).projects.default.get_hypothesis_settings()
     assert settings.database is None
+    # nor a health check that depends on the machine's speed (the same seed, other requests)
+    from hypothesis import HealthCheck
+
+    assert HealthCheck.too_slow in settings.suppress_health_check
 
 
 def test_a_404_on_a_pinned_record_after_a_create_is_no_lost_resource() -> None:

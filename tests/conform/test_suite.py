@@ -20,4 +20,4 @@ def test_pytest_suite_runs_against_the_mock() -> None:
              "mockserver.conform.suite", "-q", "-rs", "--conform-token", WRITE],
             env=env, capture_output=True, text=True, timeout=300, check=False)
     assert done.returncode == 0, done.stdout + done.stderr
-    assert "5 passed, 3 skipped" in done.stdout, done.stdout
+    assert "7 passed, 3 skipped" in done.stdout, done.stdout
