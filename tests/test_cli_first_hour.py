@@ -83,6 +83,17 @@ def test_the_console_script_names_itself() -> None:
     shown = subprocess.run([str(script), "proxy", "--help"], capture_output=True, text=True,
                            check=True).stdout
     assert shown.startswith("usage: workspace-api-mock proxy")
+    shown = subprocess.run([str(script), "conform", "--help"], capture_output=True, text=True,
+                           check=True).stdout
+    assert shown.startswith("usage: workspace-api-mock conform")
+
+
+def test_every_conform_option_has_help() -> None:
+    from mockserver.conform.cli import build_parser as conform_parser
+
+    for action in conform_parser()._actions:
+        if action.option_strings:
+            assert action.help, f"`conform {action.option_strings[-1]}` has no help"
 
 
 # -- one rate-limit story ----------------------------------------------------------------------

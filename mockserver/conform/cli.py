@@ -40,9 +40,9 @@ class UsageError(Exception):
     pass
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(prog: str = "python -m mockserver conform") -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="python -m mockserver conform",
+        prog=prog,
         description="Fuzz an implementation of the Workspace Messaging and Automation API v1 "
         "against the document (schemathesis phases + the gate's own checks).",
         epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -68,8 +68,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--hypothesis-database", default=None, metavar="DIR",
                         help="keep hypothesis' example database in DIR (default: none, so a "
                         "run depends on its seed alone)")
-    parser.add_argument("--include", action="append", default=[], metavar="PATTERN")
-    parser.add_argument("--exclude", action="append", default=[], metavar="PATTERN")
+    parser.add_argument("--include", action="append", default=[], metavar="PATTERN",
+                        help="check only operations whose operationId or path template matches "
+                        "this glob (repeatable; default: every operation)")
+    parser.add_argument("--exclude", action="append", default=[], metavar="PATTERN",
+                        help="leave out operations whose operationId or path template matches "
+                        "this glob (repeatable; default: none)")
     parser.add_argument("--rate-limit-probe", action="store_true",
                         help="burst a cheap read until 429 and check Retry-After and the body")
     parser.add_argument("--max-requests", type=int, default=None, metavar="N",
@@ -114,9 +118,10 @@ def _reports(specs: list[str]) -> list[tuple[str, Path]]:
     return reports
 
 
-def parse_config(argv: list[str]) -> tuple[GateConfig, list[tuple[str, Path]]]:
+def parse_config(argv: list[str], prog: str | None = None,
+                 ) -> tuple[GateConfig, list[tuple[str, Path]]]:
     """Arguments to a GateConfig and the reports to write; UsageError when they are wrong."""
-    parser = build_parser()
+    parser = build_parser(prog) if prog else build_parser()
     try:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # argparse has printed its message (or the help: code 0)
@@ -171,11 +176,12 @@ def parse_config(argv: list[str]) -> tuple[GateConfig, list[tuple[str, Path]]]:
     return config, reports
 
 
-def main(argv: list[str]) -> int:
+def main(argv: list[str], prog: str | None = None) -> int:
+    """`conform`'s command line; `prog` is how the user called it (for usage lines)."""
     from .runner import ConfigurationError, run
 
     try:
-        config, reports = parse_config(list(argv))
+        config, reports = parse_config(list(argv), prog)
     except SystemExit:  # --help, printed
         return 0
     except UsageError as exc:

@@ -407,7 +407,7 @@ def main(argv: list[str] | None = None) -> int:
             return 2
         from ..conform.cli import main as conform_main
 
-        return conform_main(argv[1:])
+        return conform_main(argv[1:], prog=f"{program_name()} conform")
     if argv and argv[0] == "proxy":
         from ..proxy import main as proxy_main
 

@@ -303,7 +303,8 @@ def _list_sessions(mock: MockApp, request: Request, query: Any, body: Any) -> di
     data = [_session(mock, DEFAULT_SESSION)]
     data += [{**i.to_dict(sessions.record_bytes), "base_path": f"/sessions/{i.name}"}
              for i in infos]
-    return {"data": data, "total": len(infos), "max_sessions": sessions.max_sessions,
+    return {"data": data, "total": len(data), "sessions": len(infos),
+            "max_sessions": sessions.max_sessions,
             "max_change_bytes": sessions.max_change_bytes,
             "change_bytes": sessions.change_bytes(), "idle_seconds": sessions.idle_seconds}
 

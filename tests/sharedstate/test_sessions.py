@@ -195,7 +195,7 @@ def test_caps_and_name_conflicts_hold_across_workers(redis_server: RedisServer,
         refused = a.post("/__mock__/sessions", json={"name": "z"})
         assert refused.status_code == 507 and "2 sessions" in refused.json()["error"]
         assert a.get("/sessions/z/v1/models").status_code == 404
-        assert b.get("/__mock__/sessions").json()["total"] == 2
+        assert b.get("/__mock__/sessions").json()["sessions"] == 2
         b.delete("/__mock__/sessions/x")
         assert a.post("/__mock__/sessions", json={"name": "z"}).status_code == 201
         # The memory cap counts every worker's sessions and snapshots.
