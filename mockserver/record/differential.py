@@ -18,7 +18,7 @@ import httpx
 from ..data.tables import TABLES
 from ..openapi.spec import Operation, Spec
 from .drift import Drift
-from .plan import CHILDREN, DETAIL, ROOTS
+from .plan import CHILDREN, DETAIL, ROOTS, detail_path
 from .scrub import Scrubber, rule_for
 from .walk import _PARAM
 
@@ -98,7 +98,7 @@ def _requests(spec: Spec, tables: dict[str, dict[str, dict[str, Any]]],
     for table, op_id in DETAIL.items():
         op = ops[op_id]
         for key, record in tables.get(table, {}).items():
-            yield (op, _format(op.path, {"id": key, "node_id": key}),
+            yield (op, _format(op.path, detail_path(table, key, record)),
                    query_for(op, record.get("workspace_id")), table)
 
 
@@ -123,8 +123,8 @@ def _pages(client: httpx.Client, op: Operation, path: str, query: dict[str, Any]
         if response.status_code != 200 or not isinstance(body, dict):
             return statuses, [body], more, bodies
         data = body.get("data")
-        if not op.paginated:
-            return statuses, [data], more, bodies
+        if not op.paginated:  # a data-only list is its records; a single answer, one
+            return statuses, data if isinstance(data, list) else [data], more, bodies
         items.extend(data or [])
         more.append(bool(body.get("has_more")))
         cursor = body.get("next_cursor")

@@ -10,8 +10,9 @@ recorded; `conversation_summaries` is filled from the conversation detail, agent
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
-__all__ = ["CHILDREN", "DETAIL", "ROOTS", "Source"]
+__all__ = ["CHILDREN", "DETAIL", "ROOTS", "Source", "detail_path"]
 
 
 @dataclass(frozen=True)
@@ -58,6 +59,7 @@ ROOTS: tuple[Source, ...] = (
 # Each record of a table also read by id where the list shows less (or other fields).
 DETAIL: dict[str, str] = {
     "agents": "getAgent",
+    "agent_runs": "getAgentRun",  # the detail fields (session_id, response, tool_trace ...)
     "skills": "getSkill",
     "custom_tools": "getCustomTool",
     "escalations": "getEscalation",
@@ -84,3 +86,11 @@ CHILDREN: dict[str, tuple[Source, ...]] = {
     "workflow_executions": (Source("listWorkflowExecutionEvents", "workflow_events",
                                    scope="parent"),),
 }
+
+
+def detail_path(table: str, key: str, record: dict[str, Any]) -> dict[str, str]:
+    """The path parameters of the detail read (DETAIL) of the record `key` of `table`: a
+    run is read through its agent (`/v1/agents/{id}/runs/{run_id}`), the rest by their id."""
+    if table == "agent_runs":
+        return {"id": str(record.get("agent_id")), "run_id": key}
+    return {"id": key, "node_id": key}

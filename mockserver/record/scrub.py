@@ -33,7 +33,7 @@ from typing import Any
 
 import orjson
 
-__all__ = ["KEPT_NAMES", "KEPT_TABLES", "RULES", "Scrubber", "kept_field", "rule_for"]
+__all__ = ["KEPT_FIELDS", "KEPT_NAMES", "KEPT_TABLES", "RULES", "Scrubber", "kept_field", "rule_for"]
 
 # kind of pseudonym per rule: name | text | email | phone | handle | code | url | token
 RULES: dict[str, str] = {
@@ -80,6 +80,10 @@ RULES: dict[str, str] = {
     "airbnb_transactions.details": "text",
     "helpdesk_tickets.description": "text",
     "agent_runs.error": "text",
+    "agent_runs.response": "text",  # the model's reply to the guest: message-like
+    "agent_runs.reflection": "text",  # its reasoning about the guest's case
+    "agent_runs.tool_trace.input.*": "text",  # a tool's arguments and answer: often the
+    "agent_runs.tool_trace.output.*": "text",  # guest's details (ids in them are kept)
     "*.disposition_reason": "text",
     "workflow_events.message": "text",
     "workflow_executions.error_summary": "text",
@@ -109,12 +113,20 @@ KEPT_NAMES: frozenset[str] = frozenset({
     "status", "language", "last_channel", "currency", "channel_name", "pms_platform",
     "source", "locale", "country", "priority", "tags", "disposition", "proposal_outcome",
     "sentiment", "transfer_status", "content_type", "origin", "confirmation_code"})
+# ...and single fields: the name of a tool an agent run called is the workspace's
+# configuration (a built-in or custom tool's name, as in the tables kept whole above).
+KEPT_FIELDS: frozenset[str] = frozenset({"agent_runs.tool_trace.name"})
 
 
 def kept_field(table: str, path: tuple[str, ...]) -> bool:
     """Whether a string field with no rule is kept on purpose (see KEPT_TABLES, KEPT_NAMES)."""
     name = path[-1]
-    return (table in KEPT_TABLES or name in KEPT_NAMES or name.endswith(("_id", "_ids")))
+    return (table in KEPT_TABLES or name in KEPT_NAMES or _id_like(name)
+            or f"{table}.{'.'.join(path)}" in KEPT_FIELDS)
+
+
+def _id_like(name: str) -> bool:
+    return name == "id" or name.endswith(("_id", "_ids"))
 
 
 def rule_for(table: str, path: tuple[str, ...]) -> str | None:
@@ -123,9 +135,10 @@ def rule_for(table: str, path: tuple[str, ...]) -> str | None:
     exact = f"{table}.{dotted}"
     if exact in RULES:
         return exact
-    children = f"{table}.{path[0]}.*"  # any field under it (a free-form mapping)
-    if len(path) > 1 and children in RULES:
-        return children
+    for depth in range(len(path) - 1, 0, -1):  # any field under it (a free-form mapping),
+        children = f"{table}.{'.'.join(path[:depth])}.*"  # but for the ids in it
+        if children in RULES:
+            return None if _id_like(path[-1]) else children
     for depth in range(min(3, len(path)), 0, -1):  # *.parent.field before *.field
         wild = "*." + ".".join(path[-depth:])
         if wild in RULES:

@@ -20,7 +20,7 @@ from ..data.tables import TABLES
 from ..openapi.spec import Operation, Spec
 from .client import PacedClient, RecordError
 from .drift import Drift
-from .plan import CHILDREN, DETAIL, ROOTS, Source
+from .plan import CHILDREN, DETAIL, ROOTS, Source, detail_path
 from .scrub import Scrubber
 
 __all__ = ["Walk"]
@@ -161,8 +161,8 @@ class Walk:
         key = record[TABLES[table].key]
         detail = DETAIL.get(table)
         if detail is not None:
-            self.queue.append({"op": detail, "table": table, "ws": ws, "path": {"id": key,
-                               "node_id": key}, "detail": True})
+            self.queue.append({"op": detail, "table": table, "ws": ws,
+                               "path": detail_path(table, key, record), "detail": True})
         for source in CHILDREN.get(table, ()):
             path = {"id": record.get("workflow_id", key) if table == "workflow_executions"
                     else key, "execution_id": key}

@@ -103,6 +103,7 @@ PERSONAL = {
     "escalations": [("guest_message",), ("proposed_response",)],
     "airbnb_transactions": [("guest_name",)],
     "helpdesk_tickets": [("requester", "name"), ("requester", "email")],
+    "agent_runs": [("response",), ("reflection",), ("tool_trace", "input", "reason")],
 }
 
 
@@ -122,7 +123,7 @@ def _personal_values(fixtures: list[Path]) -> set[str]:
     address (a contact may write from the workspace's own number)."""
     dataset = load_dataset(fixtures or None, spec=SPEC)
     agents = {a["name"] for a in dataset.tables["agents"].values()}
-    agents |= {s["address"] for s in dataset.tables["senders"].values()}
+    agents |= {s["value"] for s in dataset.tables["senders"].values()}  # its address
     return {v for table, paths in PERSONAL.items() for r in dataset.tables[table].values()
             for path in paths for v in _at(r, path)
             if isinstance(v, str) and len(v) >= 3 and v not in agents}

@@ -27,6 +27,8 @@ def _string_fields(schema: Any, path: tuple[str, ...], out: set[tuple[str, ...]]
         _string_fields(schema["items"], path, out, depth + 1)
     if isinstance(schema.get("additionalProperties"), dict):
         _string_fields(schema["additionalProperties"], (*path, "1"), out, depth + 1)
+    elif schema.get("additionalProperties") is True:  # free-form: any value, strings too
+        out.add((*path, "1"))
     kinds = schema.get("type")
     kinds = kinds if isinstance(kinds, list) else [kinds]
     if ("string" in kinds and path and "enum" not in schema and "const" not in schema
@@ -60,7 +62,9 @@ def test_personal_fields_have_rules() -> None:
                         ("reservations", ("door_code",)), ("reservations", ("guest", "phone")),
                         ("messages", ("body",)), ("ticket_notes", ("body",)),
                         ("reservations", ("guest_note",)), ("calls", ("summary",)),
-                        ("users", ("picture_url",)), ("conversations", ("assignee", "email"))]:
+                        ("users", ("picture_url",)), ("conversations", ("assignee", "email")),
+                        ("agent_runs", ("response",)), ("agent_runs", ("reflection",)),
+                        ("agent_runs", ("tool_trace", "input", "guest_phone"))]:
         assert rule_for(table, path) is not None, (table, path)
 
 
@@ -104,3 +108,20 @@ def test_the_written_files_are_checked_for_every_original() -> None:
     digest = frozenset({scrubber.original_digest("Lucas")})  # an interrupted run's original
     assert scrubber.leftovers([("c.json", "contacts", '[{"type":"Lucas"}]')], digest) == [
         "c.json (field type)"]
+
+
+def test_a_runs_tool_trace_keeps_tool_names_and_ids_and_scrubs_the_rest() -> None:
+    scrubber = Scrubber(b"k")
+    run = {"id": "ar_1", "session_id": "sess_1", "response": "Your code is 4821, Emma.",
+           "tool_trace": [{"name": "lookup_reservation",
+                           "input": {"contact_id": "ph_emma", "guest": {"name": "Emma Clarke"}},
+                           "output": {"listing": "Gull Cottage", "reservation_ids": ["rs_1"],
+                                      "nights": 3}}]}
+    out = scrubber.record("agent_runs", run)
+    call = out["tool_trace"][0]
+    assert (out["id"], out["session_id"], call["name"]) == ("ar_1", "sess_1", "lookup_reservation")
+    assert call["input"]["contact_id"] == "ph_emma"
+    assert call["output"]["reservation_ids"] == ["rs_1"] and call["output"]["nights"] == 3
+    assert "Emma" not in call["input"]["guest"]["name"]
+    assert len(call["output"]["listing"]) == 12 and "Gull" not in call["output"]["listing"]
+    assert "Emma" not in out["response"] and "4821" not in out["response"]
