@@ -86,7 +86,7 @@ def _recorded_keys(out: Path) -> dict[str, set[str]]:
 
 
 # Personal fields named here, independently of the scrubber's rules.
-PERSONAL = {
+PERSONAL: dict[str, list[tuple[str, ...]]] = {
     "contacts": [("first_name",), ("last_name",), ("channels", "value"), ("image_url",),
                  ("last_message_preview",)],
     "users": [("first_name",), ("last_name",), ("email",), ("picture_url",)],
@@ -140,12 +140,12 @@ def _round_trip(fixtures: list[Path], tmp_path: Path) -> tuple[dict[str, Any], P
     personal = _personal_values(fixtures)
     assert len(personal) > 20
     assert not {n: v for n, t in texts.items() for v in personal if len(v) >= 8 and v in t}
-    source = load_dataset(fixtures or None, spec=SPEC).tables
+    seeded = load_dataset(fixtures or None, spec=SPEC).tables
     recorded = load_dataset([out], spec=SPEC).tables
     for table, paths in PERSONAL.items():  # short values: each personal field replaced
         for key, row in recorded[table].items():
             for path in paths:
-                before = {v for v in _at(source[table][key], path) if v in personal}
+                before = {v for v in _at(seeded[table][key], path) if v in personal}
                 assert not before & set(_at(row, path)), (table, key, path)
     tables = load_dataset([out], spec=SPEC).tables
     token = summary["tokens"][0]["token"]
