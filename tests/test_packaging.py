@@ -129,13 +129,14 @@ def test_installed_without_extras_it_serves_and_lacks_the_gate_then_the_extra_ad
         assert gate.returncode == 2
         assert "pip install 'workspace-api-mock[conform]'" in gate.stderr
         assert "schemathesis" in gate.stderr
-        # With the extra, the gate runs (a small budget) against the installed mock.
+        # With the extra, the gate runs (one operation, two examples; a run cut short by
+        # --max-requests is INCOMPLETE, exit 3) against the installed mock and passes.
         _pip_install(python, f"workspace-api-mock[conform] @ {wheel.as_uri()}")
         assert installed("schemathesis") and installed("hypothesis")
         report = tmp_path / "report.json"
         gate = subprocess.run([str(python), "-m", "mockserver", "conform", "--base-url", base,
-                               "--token", "mock-write-token", "--rate", "0", "--max-requests",
-                               "60", "--include", "listWorkspaces", "--quiet", "--report",
+                               "--token", "mock-write-token", "--rate", "0", "--max-examples",
+                               "2", "--include", "listWorkspaces", "--quiet", "--report",
                                f"json:{report}"], env=env, capture_output=True, text=True)
         assert gate.returncode == 0, gate.stdout + gate.stderr
         assert json.loads(report.read_text())["requests"] > 0

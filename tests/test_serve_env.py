@@ -67,12 +67,15 @@ def test_off_loopback_without_a_token_the_banner_says_how_to_turn_control_on(
         monkeypatch, capsys) -> None:
     import uvicorn
 
-    ran: list[dict[str, Any]] = []
-    monkeypatch.setattr(uvicorn, "run", lambda app, **kw: ran.append(kw))
-    monkeypatch.setenv("MOCK_API_HOST", "0.0.0.0")  # nothing is bound: uvicorn.run is replaced
+    ran: list[Any] = []
+    # serve binds its sockets first (bind.py) and never listens here: the server is replaced.
+    monkeypatch.setattr(uvicorn.Server, "run",
+                        lambda self, sockets=None: ran.append(sockets[0].getsockname()[0]))
+    monkeypatch.setenv("MOCK_API_HOST", "0.0.0.0")
+    monkeypatch.setenv("MOCK_API_PORT", "0")
     assert cli.main(["serve", "--quiet"]) == 0
     out = capsys.readouterr().out
-    assert ran[0]["host"] == "0.0.0.0"
+    assert ran[0] == "0.0.0.0"
     assert "control API off: bound to 0.0.0.0 without a control token" in out
     assert "MOCK_API_CONTROL_TOKEN=TOKEN" in out
     monkeypatch.setenv("MOCK_API_CONTROL_TOKEN", "s3cret")
