@@ -100,7 +100,9 @@ def test_sigterm_stops_it_cleanly_within_two_seconds(start) -> None:
     took = time.monotonic() - began
     print(f"stopped {took:.2f} s after SIGTERM")
     assert exit_code == "0" and took < 2.0, mock.logs()
-    assert mock.logs().rstrip().endswith("mock stopped")
+    # stdout and stderr (the off-loopback warnings) interleave in `docker logs`: the line is
+    # there, not always last.
+    assert "mock stopped" in mock.logs().splitlines(), mock.logs()
 
 
 def test_image_size(image) -> None:
