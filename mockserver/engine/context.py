@@ -114,8 +114,8 @@ class Context:
         table: str,
         *,
         partition: dict[str, Any],
-        order: Sequence[str],
-        descending: bool,
+        order: Sequence[str] | None = None,
+        descending: bool | None = None,
         where: Callable[[Record], bool] | None = None,
         render: Callable[[Record], Any] | str | None = None,
         limit: int | None = None,
@@ -126,11 +126,16 @@ class Context:
         """A `{data, next_cursor, has_more}` page of `table`, walked over a sorted index.
 
         `partition` selects the records (e.g. {"workspace_id": ws}); `order` names the sort
-        fields (the key breaks ties); `where` filters further; `render` turns a record into
-        what is sent (a schema name projects onto that schema; by default the operation's
-        `data_schema`, from the document). The cursor is bound to the operation, path and
+        fields (the key breaks ties) and `descending` the direction, by default the document's
+        (`ordering()`: `x-order` and the request's `order`); `where` filters further; `render`
+        turns a record into what is sent (a schema name projects onto that schema; by default
+        the operation's `data_schema`, from the document). The cursor is bound to the operation, path and
         query (and `bound_to`, for bodies that carry filters).
         """
+        if order is None or descending is None:
+            stated, stated_descending = self.ordering()
+            order = stated if order is None else order
+            descending = stated_descending if descending is None else descending
         index = self.store.index(table, tuple(partition), tuple(order))
         fp = fingerprint(self.operation.operation_id, self.path, self.query, bound_to)
         if cursor is None:

@@ -101,9 +101,7 @@ def _checked_changes(ctx: Context, workspace_id: str, body: dict[str, Any],
 
 @operation("listAgents")
 def list_agents(ctx: Context) -> dict[str, Any]:
-    order, descending = ctx.ordering()
     return ctx.page("agents", partition={"workspace_id": ctx.workspace_id},
-                    order=order, descending=descending,
                     render=lambda agent: render_agent(ctx, agent))
 
 

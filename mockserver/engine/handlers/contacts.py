@@ -117,16 +117,12 @@ def list_contacts(ctx: Context) -> dict[str, Any]:
         return ctx.page("conversations", partition={"workspace_id": ctx.workspace_id},
                         order=_CONVERSATION_FOLLOW_UP, descending=ctx.descending, where=wanted,
                         render=lambda conv: ctx.shape(contacts[conv["id"]]))
-    order, descending = ctx.ordering()
-    return ctx.page("contacts", partition={"workspace_id": ctx.workspace_id},
-                    order=order, descending=descending, where=where)
+    return ctx.page("contacts", partition={"workspace_id": ctx.workspace_id}, where=where)
 
 
 @operation("searchContacts")
 def search_contacts(ctx: Context) -> dict[str, Any]:
-    order, descending = ctx.ordering()
     return ctx.page("contacts", partition={"workspace_id": ctx.workspace_id},
-                    order=order, descending=descending,
                     where=where_filtered(ctx, contact_matcher(ctx.query["field"],
                                                               ctx.query["query"])))
 
@@ -285,8 +281,7 @@ def resume_contact_ai(ctx: Context) -> dict[str, Any]:
 @operation("listContactReservations")
 def list_contact_reservations(ctx: Context) -> dict[str, Any]:
     assert ctx.resource is not None
-    order, descending = ctx.ordering()
     return ctx.page("reservations", partition={"contact_id": ctx.resource["id"]},
-                    order=order, descending=descending, where=where_filtered(ctx))
+                    where=where_filtered(ctx))
 
 

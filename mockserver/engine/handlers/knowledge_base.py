@@ -63,9 +63,8 @@ def _subtree(ctx: Context, node: Record) -> list[Record]:
 def list_knowledge_nodes(ctx: Context) -> dict[str, Any]:
     # Inferred: an unknown parent_id is a filter matching nothing (an empty page), as in the
     # structured search; it is not checked for existence.
-    order, descending = ctx.ordering()
     return ctx.page("kb_nodes", partition={"workspace_id": ctx.workspace_id},
-                    order=order, descending=descending, where=where_filtered(ctx),
+                    where=where_filtered(ctx),
                     render=_renderer(ctx, ctx.query["include_body"]))
 
 
@@ -198,10 +197,9 @@ def search_knowledge_nodes(ctx: Context) -> dict[str, Any]:
 
     total = sum(1 for n in ctx.store.all("kb_nodes")
                 if n["workspace_id"] == ctx.workspace_id and matches(n))
-    order, descending = ctx.ordering()
     return ctx.page(
-        "kb_nodes", partition={"workspace_id": ctx.workspace_id}, order=order,
-        descending=descending, where=matches, render=_renderer(ctx, body["include_body"]),
+        "kb_nodes", partition={"workspace_id": ctx.workspace_id}, where=matches,
+        render=_renderer(ctx, body["include_body"]),
         # JSON Schema counts 28.0 as an integer; the page needs a real one.
         limit=int(pagination["page_size"]), cursor=pagination.get("cursor"),
         # The cursor is bound to the filters (what selects the items); include_body only

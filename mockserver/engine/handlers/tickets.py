@@ -32,9 +32,8 @@ def _ms_between(start: str, end: str) -> int:
 
 @operation("listTickets")
 def list_tickets(ctx: Context) -> dict[str, Any]:
-    order, descending = ctx.ordering()
     return ctx.page("tickets", partition={"workspace_id": ctx.workspace_id},
-                    order=order, descending=descending, where=where_filtered(ctx))
+                    where=where_filtered(ctx))
 
 
 @operation("searchTickets")
@@ -45,17 +44,15 @@ def search_tickets(ctx: Context) -> dict[str, Any]:
         return any(needle in (t.get(f) or "").lower()
                    for f in ("subject", "summary", "last_message_preview"))
 
-    order, descending = ctx.ordering()
     return ctx.page("tickets", partition={"workspace_id": ctx.workspace_id},
-                    order=order, descending=descending, where=where_filtered(ctx, matches))
+                    where=where_filtered(ctx, matches))
 
 
 @operation("listContactTickets")
 def list_contact_tickets(ctx: Context) -> dict[str, Any]:
     assert ctx.resource is not None
-    order, descending = ctx.ordering()
     return ctx.page("tickets", partition={"contact_id": ctx.resource["id"]},
-                    order=order, descending=descending, where=where_filtered(ctx))
+                    where=where_filtered(ctx))
 
 
 # -- transcript and replies ------------------------------------------------------------------

@@ -21,8 +21,7 @@ def list_workflows(ctx: Context) -> dict[str, Any]:
     partition: dict[str, Any] = {"_workspace_id": ctx.workspace_id}
     if not ctx.query["all_versions"]:
         partition["is_latest"] = True
-    order, descending = ctx.ordering()
-    return ctx.page("workflows", partition=partition, order=order, descending=descending)
+    return ctx.page("workflows", partition=partition)
 
 
 @operation("listWorkflowFolders")
@@ -35,9 +34,8 @@ def list_workflow_folders(ctx: Context) -> dict[str, Any]:
         count = sum(1 for w in workflows if w.get("folder_id") == folder["id"] and w.get("is_latest"))
         return ctx.shape({**folder, "workflow_count": count})
 
-    order, descending = ctx.ordering()
     return ctx.page("workflow_folders", partition={"workspace_id": ctx.workspace_id},
-                    order=order, descending=descending, render=render)
+                    render=render)
 
 
 @operation("listWorkflowExecutions")
@@ -50,9 +48,8 @@ def list_workflow_executions(ctx: Context) -> dict[str, Any]:
     before = ctx.query.get("started_before")
     if before is not None:  # documented: exclusive
         tests.append(lambda x: x["started_at"] < before)
-    order, descending = ctx.ordering()
     return ctx.page("workflow_executions", partition={"workflow_id": ctx.resource["workflow_id"]},
-                    order=order, descending=descending, where=where_filtered(ctx, *tests))
+                    where=where_filtered(ctx, *tests))
 
 
 @operation("listWorkflowExecutionEvents")
@@ -64,9 +61,7 @@ def list_workflow_execution_events(ctx: Context) -> dict[str, Any]:
     if execution is None or execution["workflow_id"] != workflow["workflow_id"]:
         raise NotFound(f"execution {execution_id!r} not found for workflow "
                        f"{workflow['workflow_id']!r}")
-    order, descending = ctx.ordering()
-    return ctx.page("workflow_events", partition={"execution_id": execution_id},
-                    order=order, descending=descending)
+    return ctx.page("workflow_events", partition={"execution_id": execution_id})
 
 
 @operation("moveWorkflowToFolder")

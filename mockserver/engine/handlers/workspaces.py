@@ -39,9 +39,7 @@ def search_workspace_users(ctx: Context) -> dict[str, Any]:
         return any(needle in (user.get(f) or "").casefold()
                    for f in ("first_name", "last_name", "email"))
 
-    order, descending = ctx.ordering()
-    return ctx.page("users", partition={"_workspace_ids": ctx.workspace_id}, order=order,
-                    descending=descending, where=matches)
+    return ctx.page("users", partition={"_workspace_ids": ctx.workspace_id}, where=matches)
 
 
 def _all_of_workspace(ctx: Context, table: str) -> list[dict[str, Any]]:
