@@ -2,7 +2,8 @@
 
 Everything the engine knows about an operation comes from here: its path template, parameters,
 body schema, documented responses, whether it needs a write token (security role `write`),
-which store table its `{id}` addresses (`x-mock-resource`) and where its workspace comes from.
+which store table its `{id}` addresses (`x-mock-resource`), which table a list pages and over
+what (`x-mock-list`), and where its workspace comes from.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import orjson
 
 from .yamlload import load_yaml
 
-__all__ = ["Filter", "Operation", "Order", "Parameter", "Spec", "data_dir", "load_spec"]
+__all__ = ["Filter", "Listing", "Operation", "Order", "Parameter", "Spec", "data_dir", "load_spec"]
 
 HTTP_METHODS = ("get", "put", "post", "delete", "patch", "head", "options", "trace")
 
@@ -84,6 +85,31 @@ class Filter:
         return self.values.get(wanted, (wanted,)) if isinstance(wanted, str) else (wanted,)
 
 
+@dataclass(frozen=True)
+class Listing:
+    """A list's `x-mock-list`: the store table it pages, the record field that selects its
+    records (`partition`), and whose value that field holds (`of`: the request's workspace,
+    or the resource the path addresses, `x-mock-resource`). How it is sorted and filtered is
+    the operation's `x-order` and `x-filter`; a handler of the list adds behaviour only."""
+
+    table: str
+    partition: str = "workspace_id"
+    of: str = "workspace"  # workspace | resource
+
+    KEYS = ("table", "partition", "of")
+
+    @classmethod
+    def parse(cls, raw: Any) -> Listing | None:
+        if raw is None:
+            return None
+        if not isinstance(raw, dict) or not isinstance(raw.get("table"), str) \
+                or set(raw) - set(cls.KEYS) or raw.get("of", "workspace") not in (
+                    "workspace", "resource"):
+            raise ValueError(f"x-mock-list {raw!r}: a mapping of table, partition and "
+                             "of (workspace | resource)")
+        return cls(**{key: str(value) for key, value in raw.items()})
+
+
 def _fields(by: Any) -> tuple[str, ...]:
     if by is None:
         return ()
@@ -115,6 +141,8 @@ class Operation:
     # filters it, and what the gate's laws check it against.
     order: Order | None = None
     filters: tuple[Filter, ...] = ()
+    # The table a list pages and over what (`x-mock-list`); None for every other operation.
+    listing: Listing | None = None
 
     def response_schema(self, status: int) -> dict[str, Any] | None:
         response = self.responses.get(status)
@@ -244,6 +272,7 @@ class Spec:
             data_schema=self._data_schema(responses[success]),
             order=Order.parse(raw.get("x-order")),
             filters=tuple(filters),
+            listing=Listing.parse(raw.get("x-mock-list")),
         )
 
 
