@@ -302,17 +302,50 @@ def _items(client: Any, path: str, **query: Any) -> list[dict[str, Any]]:
     return list(response.json()["data"])
 
 
-def test_another_x_order_in_the_document_changes_the_mocks_order(tmp_path: Path) -> None:
+@pytest.mark.parametrize("path", ["/v1/skills", "/v1/agents"],
+                         ids=["declared list", "list with a handler"])
+def test_another_x_order_in_the_document_changes_the_mocks_order(tmp_path: Path,
+                                                                  path: str) -> None:
+    """A declared list (`x-mock-list`) and a list a handler pages (`ctx.page` with no order
+    given) both walk in the document's `x-order`."""
     def by_name(document: dict[str, Any]) -> None:
-        document["paths"]["/v1/skills"]["get"]["x-order"].update(by="name", direction="asc")
+        document["paths"][path]["get"]["x-order"].update(by="name", direction="asc")
 
-    stated = _items(_mock_with(tmp_path / "a", lambda d: None), "/v1/skills")
-    changed = _items(_mock_with(tmp_path / "b", by_name), "/v1/skills")
+    stated = _items(_mock_with(tmp_path / "a", lambda d: None), path)
+    changed = _items(_mock_with(tmp_path / "b", by_name), path)
     assert len(stated) >= 2
     assert [s["created_at"] for s in stated] == sorted((s["created_at"] for s in stated),
                                                        reverse=True)
     assert [s["name"] for s in changed] == sorted(s["name"] for s in stated)
     assert [s["id"] for s in changed] != [s["id"] for s in stated]
+
+
+def test_another_x_mock_list_in_the_document_changes_what_the_list_pages(tmp_path: Path) -> None:
+    """The declared list pages the partition its `x-mock-list` names: a contact's helpdesk
+    tickets declared over the workspace (not the contact) answer the workspace's."""
+    path = "/v1/contacts/{id}/helpdesk-tickets"
+
+    def over_workspace(document: dict[str, Any]) -> None:
+        document["paths"][path]["get"]["x-mock-list"] = {"table": "helpdesk_tickets"}
+
+    stated_mock = _mock_with(tmp_path / "a", lambda d: None)
+    everyone = _items(stated_mock, "/v1/helpdesk-tickets")
+    contact = everyone[0]["contact_id"]
+    stated = _items(stated_mock, path.format(id=contact))
+    changed = _items(_mock_with(tmp_path / "b", over_workspace), path.format(id=contact))
+    assert stated and {t["contact_id"] for t in stated} == {contact}
+    assert len(stated) < len(everyone)
+    assert [t["id"] for t in changed] == [t["id"] for t in everyone]
+
+
+def test_a_list_without_declaration_or_handler_is_refused_at_start(tmp_path: Path) -> None:
+    """A list is served only as declared: without its `x-mock-list` (and no handler), the
+    mock does not start."""
+    def undeclared(document: dict[str, Any]) -> None:
+        del document["paths"]["/v1/skills"]["get"]["x-mock-list"]
+
+    with pytest.raises(RuntimeError, match="without a handler: listSkills"):
+        _mock_with(tmp_path / "a", undeclared)
 
 
 def test_another_x_filter_in_the_document_changes_the_mocks_filter(tmp_path: Path) -> None:

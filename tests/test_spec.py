@@ -166,6 +166,73 @@ def test_resource_hints_name_store_tables() -> None:
             assert op["x-mock-resource"] in TABLES, (method, path)
 
 
+# The order each list is decided to walk in (spec/DECISIONS.md F1, F2; E20): sort fields, or
+# per `sort_by` value, and the default direction. The document's `x-order` is what the mock
+# and the gate read; this table pins it, so a changed sort key or direction is a decision made
+# here and in DECISIONS.md too, never a slip in the declaration.
+DECIDED_ORDERS: dict[str, tuple[Any, str]] = {
+    "listWorkspaceUsers": ("email", "asc"),
+    "searchWorkspaceUsers": ("email", "asc"),
+    "listWorkspaceSenders": ("id", "asc"),
+    "listWhatsappTemplates": ("created_at", "desc"),
+    "listVerificationRules": ("created_at", "desc"),
+    "listAgents": ("created_at", "desc"),
+    "listAgentRuns": ("created_at", "desc"),
+    "listSkills": ("created_at", "desc"),
+    "listCustomTools": ("created_at", "desc"),
+    "listEscalations": ("created_at", "desc"),
+    "listKnowledgeNodes": (("depth", "title"), "asc"),
+    "searchKnowledgeNodes": (("depth", "title"), "asc"),
+    "listTickets": ("last_message_at", "desc"),
+    "searchTickets": ("last_message_at", "desc"),
+    "listTicketMessages": ("created_at", "asc"),
+    "listTicketNotes": ("created_at", "desc"),
+    "listContactTickets": ("last_message_at", "desc"),
+    "listContacts": ({"last_message_at": "last_message_at", "follow_up_at": None}, "desc"),
+    "searchContacts": ("last_message_at", "desc"),
+    "listContactMessages": ("created_at", "asc"),
+    "listContactReservations": ({"arrival": "arrival_date", "departure": "departure_date",
+                                 "created": "created_at"}, "desc"),
+    "listContactHelpdeskTickets": ("last_external_update_at", "desc"),
+    "listContactAppointments": ("start_at", "desc"),
+    "listConversations": ({"last_message_at": "last_message_at",
+                           "follow_up_at": "follow_up_at"}, "desc"),
+    "searchConversations": ("last_message_at", "desc"),
+    "listConversationMessages": ("created_at", "asc"),
+    "listConversationTags": ("name", "asc"),
+    "listCalls": ("started_at", "desc"),
+    "listReservations": ("arrival_date", "desc"),
+    "listAirbnbTransactions": ("date", "desc"),
+    "listAppointments": ("start_at", "desc"),
+    "listHelpdeskTickets": ("last_external_update_at", "desc"),
+    "listWorkflows": ("updated_at", "desc"),
+    "listWorkflowFolders": ("name", "asc"),
+    "listWorkflowExecutions": ("started_at", "desc"),
+    "listWorkflowExecutionEvents": ("sequence", "asc"),
+}
+
+
+def _fields(by: Any) -> tuple[str, ...]:
+    return (by,) if isinstance(by, str) else tuple(by)
+
+
+def test_every_list_states_its_decided_order() -> None:
+    """Each list's `x-order` is the decided one: a wrong sort key or direction in the
+    declaration (the mock and the gate would agree on it) fails here."""
+    stated = {op.operation_id: op.order for op in SPEC.operations if op.order is not None}
+    assert set(stated) == set(DECIDED_ORDERS)
+    paginated = {op.operation_id for op in SPEC.operations if op.paginated}
+    assert paginated <= set(stated), "a paginated list states no x-order"
+    for operation_id, (by, direction) in DECIDED_ORDERS.items():
+        order = stated[operation_id]
+        assert order.direction == direction, operation_id
+        if isinstance(by, dict):
+            assert order.by_sort == {value: _fields(fields) if fields else None
+                                     for value, fields in by.items()}, operation_id
+        else:
+            assert not order.by_sort and order.by == _fields(by), operation_id
+
+
 def test_links_point_at_operations() -> None:
     ids = {op["operationId"] for _, _, op in operations()}
     count = 0
