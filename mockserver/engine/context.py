@@ -111,9 +111,9 @@ class Context:
 
     def page(
         self,
-        table: str,
+        table: str | None = None,
         *,
-        partition: dict[str, Any],
+        partition: dict[str, Any] | None = None,
         order: Sequence[str] | None = None,
         descending: bool | None = None,
         where: Callable[[Record], bool] | None = None,
@@ -125,13 +125,16 @@ class Context:
     ) -> dict[str, Any]:
         """A `{data, next_cursor, has_more}` page of `table`, walked over a sorted index.
 
-        `partition` selects the records (e.g. {"workspace_id": ws}); `order` names the sort
+        `table` and `partition` (which selects the records, e.g. {"workspace_id": ws}) are by
+        default the list's declaration in the document (`x-mock-list`); `order` names the sort
         fields (the key breaks ties) and `descending` the direction, by default the document's
         (`ordering()`: `x-order` and the request's `order`); `where` filters further; `render`
         turns a record into what is sent (a schema name projects onto that schema; by default
-        the operation's `data_schema`, from the document). The cursor is bound to the operation, path and
-        query (and `bound_to`, for bodies that carry filters).
+        the operation's `data_schema`, from the document). The cursor is bound to the
+        operation, path and query (and `bound_to`, for bodies that carry filters).
         """
+        if table is None or partition is None:
+            table, partition = self._declared_list(table, partition)
         if order is None or descending is None:
             stated, stated_descending = self.ordering()
             order = stated if order is None else order
@@ -160,6 +163,19 @@ class Context:
         if extra:
             envelope.update(extra)
         return envelope
+
+    def _declared_list(self, table: str | None,
+                       partition: dict[str, Any] | None) -> tuple[str, dict[str, Any]]:
+        """The table and partition the operation's `x-mock-list` declares, where not given."""
+        listing = self.operation.listing
+        assert listing is not None, f"{self.operation.operation_id} declares no x-mock-list"
+        if partition is None:
+            if listing.of == "resource":
+                assert self.resource is not None
+                partition = {listing.partition: self.resource["id"]}
+            else:
+                partition = {listing.partition: self.workspace_id}
+        return table or listing.table, partition
 
     def ordering(self) -> tuple[tuple[str, ...], bool]:
         """The list's sort fields and direction, from the document's `x-order`: the fields

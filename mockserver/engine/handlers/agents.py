@@ -101,8 +101,7 @@ def _checked_changes(ctx: Context, workspace_id: str, body: dict[str, Any],
 
 @operation("listAgents")
 def list_agents(ctx: Context) -> dict[str, Any]:
-    return ctx.page("agents", partition={"workspace_id": ctx.workspace_id},
-                    render=lambda agent: render_agent(ctx, agent))
+    return ctx.page(render=lambda agent: render_agent(ctx, agent))
 
 
 @operation("getAgent")

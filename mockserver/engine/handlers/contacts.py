@@ -117,13 +117,12 @@ def list_contacts(ctx: Context) -> dict[str, Any]:
         return ctx.page("conversations", partition={"workspace_id": ctx.workspace_id},
                         order=_CONVERSATION_FOLLOW_UP, descending=ctx.descending, where=wanted,
                         render=lambda conv: ctx.shape(contacts[conv["id"]]))
-    return ctx.page("contacts", partition={"workspace_id": ctx.workspace_id}, where=where)
+    return ctx.page(where=where)
 
 
 @operation("searchContacts")
 def search_contacts(ctx: Context) -> dict[str, Any]:
-    return ctx.page("contacts", partition={"workspace_id": ctx.workspace_id},
-                    where=where_filtered(ctx, contact_matcher(ctx.query["field"],
+    return ctx.page(where=where_filtered(ctx, contact_matcher(ctx.query["field"],
                                                               ctx.query["query"])))
 
 
@@ -274,14 +273,3 @@ def pause_contact_ai(ctx: Context) -> dict[str, Any]:
 @operation("resumeContactAi")
 def resume_contact_ai(ctx: Context) -> dict[str, Any]:
     return _set_ai_paused(ctx, False)
-
-
-# -- lists scoped to a contact ----------------------------------------------------------------
-
-@operation("listContactReservations")
-def list_contact_reservations(ctx: Context) -> dict[str, Any]:
-    assert ctx.resource is not None
-    return ctx.page("reservations", partition={"contact_id": ctx.resource["id"]},
-                    where=where_filtered(ctx))
-
-

@@ -30,8 +30,7 @@ def list_conversations(ctx: Context) -> dict[str, Any]:
     # carries the highest updated_at it has seen as `updated_since` gets every conversation
     # written since (updated_at >= bound): every write moves updated_at, and the store's
     # clock is strictly increasing, so nothing written later can carry an older updated_at.
-    return ctx.page("conversations", partition={"workspace_id": ctx.workspace_id},
-                    where=where_filtered(ctx, _updated_since(ctx)))
+    return ctx.page(where=where_filtered(ctx, _updated_since(ctx)))
 
 
 @operation("searchConversations")
@@ -49,8 +48,7 @@ def search_conversations(ctx: Context) -> dict[str, Any]:
         contacts = ctx.store.rows("contacts")
         # The conversation's contact (same id); its embedded summary when the contact is gone.
         tests.append(lambda c: matches(contacts.get(c["id"]) or c["contact"]))
-    return ctx.page("conversations", partition={"workspace_id": ctx.workspace_id},
-                    where=where_filtered(ctx, *tests))
+    return ctx.page(where=where_filtered(ctx, *tests))
 
 
 def _latest_ticket(ctx: Context, conversation_id: str) -> dict[str, Any] | None:

@@ -26,16 +26,11 @@ __all__ = ["handlers_from_document", "list_handler"]
 
 
 def list_handler(listing: Listing) -> Handler:
-    """The handler paging `listing`'s table in the document's order, with its filters."""
+    """The handler paging `listing`'s table (`ctx.page` reads the declaration) in the
+    document's order, with its filters."""
 
     def handler(ctx: Context) -> dict[str, Any]:
-        if listing.of == "resource":
-            assert ctx.resource is not None
-            scope = ctx.resource["id"]
-        else:
-            scope = ctx.workspace_id
-        return ctx.page(listing.table, partition={listing.partition: scope},
-                        where=where_filtered(ctx))
+        return ctx.page(where=where_filtered(ctx))
 
     handler.__name__ = f"list_{listing.table}"
     return handler

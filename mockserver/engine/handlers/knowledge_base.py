@@ -63,8 +63,7 @@ def _subtree(ctx: Context, node: Record) -> list[Record]:
 def list_knowledge_nodes(ctx: Context) -> dict[str, Any]:
     # Inferred: an unknown parent_id is a filter matching nothing (an empty page), as in the
     # structured search; it is not checked for existence.
-    return ctx.page("kb_nodes", partition={"workspace_id": ctx.workspace_id},
-                    where=where_filtered(ctx),
+    return ctx.page(where=where_filtered(ctx),
                     render=_renderer(ctx, ctx.query["include_body"]))
 
 

@@ -30,12 +30,6 @@ def _ms_between(start: str, end: str) -> int:
 # -- the queue --------------------------------------------------------------------------------
 
 
-@operation("listTickets")
-def list_tickets(ctx: Context) -> dict[str, Any]:
-    return ctx.page("tickets", partition={"workspace_id": ctx.workspace_id},
-                    where=where_filtered(ctx))
-
-
 @operation("searchTickets")
 def search_tickets(ctx: Context) -> dict[str, Any]:
     needle = ctx.query["query"].lower()
@@ -44,15 +38,7 @@ def search_tickets(ctx: Context) -> dict[str, Any]:
         return any(needle in (t.get(f) or "").lower()
                    for f in ("subject", "summary", "last_message_preview"))
 
-    return ctx.page("tickets", partition={"workspace_id": ctx.workspace_id},
-                    where=where_filtered(ctx, matches))
-
-
-@operation("listContactTickets")
-def list_contact_tickets(ctx: Context) -> dict[str, Any]:
-    assert ctx.resource is not None
-    return ctx.page("tickets", partition={"contact_id": ctx.resource["id"]},
-                    where=where_filtered(ctx))
+    return ctx.page(where=where_filtered(ctx, matches))
 
 
 # -- transcript and replies ------------------------------------------------------------------

@@ -34,8 +34,7 @@ def list_workflow_folders(ctx: Context) -> dict[str, Any]:
         count = sum(1 for w in workflows if w.get("folder_id") == folder["id"] and w.get("is_latest"))
         return ctx.shape({**folder, "workflow_count": count})
 
-    return ctx.page("workflow_folders", partition={"workspace_id": ctx.workspace_id},
-                    render=render)
+    return ctx.page(render=render)
 
 
 @operation("listWorkflowExecutions")

@@ -39,7 +39,7 @@ def search_workspace_users(ctx: Context) -> dict[str, Any]:
         return any(needle in (user.get(f) or "").casefold()
                    for f in ("first_name", "last_name", "email"))
 
-    return ctx.page("users", partition={"_workspace_ids": ctx.workspace_id}, where=matches)
+    return ctx.page(where=matches)
 
 
 def _all_of_workspace(ctx: Context, table: str) -> list[dict[str, Any]]:
