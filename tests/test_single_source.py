@@ -16,6 +16,8 @@ Mechanical checks:
   schema (a field list such as the former `_PATCHABLE`); in the handler of a list the
   document orders or filters, no literal `order=`/`descending=` passed to `ctx.page`, no
   `ctx.query` read of an `x-filter` parameter, and no dict literal of a `by-sort` mapping;
+- the ticket state machine is the document's `x-mock-transition` (the handlers name no
+  state of it, and another declaration changes what the mock allows);
 - the control API serves exactly the operations of spec/control-openapi.yaml, at their paths
   and methods (its success statuses are taken from there too).
 """
@@ -180,6 +182,11 @@ def restatements(source: str, spec: Spec) -> list[str]:
         ids = _operation_ids(function)
         ops = [spec.by_id[i] for i in ids if i in spec.by_id]
         found += _restated_list_facts(function, ops)
+        states = {state for op in ops if op.transition is not None
+                  for state in (op.transition.target, *op.transition.sources)}
+        found += [f"line {node.lineno}: state {node.value!r} (the document's x-mock-transition)"
+                  for node in ast.walk(function)
+                  if isinstance(node, ast.Constant) and node.value in states]
         sent = {op.data_schema for op in ops} - {None}
         if not sent:
             continue
@@ -269,6 +276,8 @@ def test_no_handler_restates_the_document(spec: Spec, module: str) -> None:
     ('_SORT = {"arrival": "arrival_date", "departure": "departure_date"}\n', "sort_by map"),
     ('@operation("listTickets")\ndef f(ctx):\n    return ctx.page("tickets", partition={'
      '"workspace_id": ctx.workspace_id})\n', "the document's x-mock-list"),
+    ('@operation("closeTicket")\ndef f(ctx):\n    if ctx.resource["status"] != "resolved":\n'
+     '        raise BadRequest("no")\n', "the document's x-mock-transition"),
 ])
 def test_the_scan_finds_what_it_looks_for(spec: Spec, planted: str, finding: str) -> None:
     assert any(finding in line for line in restatements(planted, spec))
@@ -356,6 +365,23 @@ def test_a_list_without_declaration_or_handler_is_refused_at_start(tmp_path: Pat
 
     with pytest.raises(RuntimeError, match="without a handler: listSkills"):
         _mock_with(tmp_path / "a", undeclared)
+
+
+def test_another_x_mock_transition_in_the_document_changes_the_state_machine(
+        tmp_path: Path) -> None:
+    """The ticket actions leave from and move to the states their `x-mock-transition`
+    declares: declared closable from pending, a pending ticket closes."""
+    def close_pending(document: dict[str, Any]) -> None:
+        document["paths"]["/v1/tickets/{id}/close"]["post"]["x-mock-transition"]["from"] = [
+            "resolved", "pending"]
+
+    stated, changed = (_mock_with(tmp_path / name, change)
+                       for name, change in (("a", lambda d: None), ("b", close_pending)))
+    ticket = _items(stated, "/v1/tickets", status="pending")[0]["id"]
+    refused = stated.post(f"/v1/tickets/{ticket}/close")
+    assert refused.status_code == 400 and "'pending'" in refused.json()["error"]
+    closed = changed.post(f"/v1/tickets/{ticket}/close")
+    assert closed.status_code == 200 and closed.json()["data"]["status"] == "closed"
 
 
 def test_another_x_filter_in_the_document_changes_the_mocks_filter(tmp_path: Path) -> None:

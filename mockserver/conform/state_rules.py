@@ -149,8 +149,12 @@ def custom_tool_version(gate: Gate) -> None:
 
 def ticket_close_only_resolved(gate: Gate) -> None:
     _selected(gate, "closeTicket", "resolveTicket", "getTicket")
+    # The states are the document's `x-mock-transition`, as the mock's handlers read them.
+    close, resolve = gate.doc.op("closeTicket").transition, gate.doc.op("resolveTicket").transition
+    if close is None or resolve is None:
+        raise _Skip("the document declares no ticket transition")
     ticket = None
-    for status in ("new", "pending"):
+    for status in (s for s in resolve.sources if not close.allows(s)):
         try:
             ticket = _first(gate, "listTickets", {"status": status}, _has_status(status))
             break
@@ -169,14 +173,14 @@ def ticket_close_only_resolved(gate: Gate) -> None:
         _fail(gate, "closeTicket", "ticket_close_only_resolved",
               f"a refused close changed the status to {_data(read).get('status')!r}", read)
     resolved = _call(gate, "resolveTicket", path)
-    if resolved.status != 200 or _data(resolved).get("status") != "resolved":
+    if resolved.status != 200 or _data(resolved).get(resolve.field) != resolve.target:
         _fail(gate, "resolveTicket", "ticket_close_only_resolved",
               f"resolving answered {resolved.status} with status "
               f"{_data(resolved).get('status')!r}", resolved)
         return
     closed = _call(gate, "closeTicket", path)
     data = _data(closed)
-    if closed.status != 200 or data.get("status") != "closed" or not data.get("closed_at"):
+    if closed.status != 200 or data.get(close.field) != close.target or not data.get("closed_at"):
         _fail(gate, "closeTicket", "ticket_close_only_resolved",
               f"closing a resolved ticket answered {closed.status} with status "
               f"{data.get('status')!r} and closed_at {data.get('closed_at')!r}", closed)

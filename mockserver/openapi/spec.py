@@ -3,7 +3,8 @@
 Everything the engine knows about an operation comes from here: its path template, parameters,
 body schema, documented responses, whether it needs a write token (security role `write`),
 which store table its `{id}` addresses (`x-mock-resource`), which table a list pages and over
-what (`x-mock-list`), and where its workspace comes from.
+what (`x-mock-list`), which state change it makes (`x-mock-transition`), and where its
+workspace comes from.
 """
 
 from __future__ import annotations
@@ -18,7 +19,8 @@ import orjson
 
 from .yamlload import load_yaml
 
-__all__ = ["Filter", "Listing", "Operation", "Order", "Parameter", "Spec", "data_dir", "load_spec"]
+__all__ = ["Filter", "Listing", "Operation", "Order", "Parameter", "Spec", "Transition", "data_dir",
+           "load_spec"]
 
 HTTP_METHODS = ("get", "put", "post", "delete", "patch", "head", "options", "trace")
 
@@ -110,6 +112,32 @@ class Listing:
         return cls(**{key: str(value) for key, value in raw.items()})
 
 
+@dataclass(frozen=True)
+class Transition:
+    """An operation's `x-mock-transition`: it moves the addressed record's `field` from one of
+    `sources` to `target`, and is refused (400) from any other value. The mock's handler and
+    the gate's state rule both read it (one state machine, stated once)."""
+
+    field: str
+    sources: tuple[str, ...]
+    target: str
+    provenance: str | None
+
+    @classmethod
+    def parse(cls, raw: Any) -> Transition | None:
+        if raw is None:
+            return None
+        if not (isinstance(raw, dict) and isinstance(raw.get("from"), list)
+                and isinstance(raw.get("to"), str)):
+            raise ValueError(f"x-mock-transition {raw!r}: a mapping of field, from (a list) "
+                             "and to")
+        return cls(str(raw.get("field", "status")), tuple(map(str, raw["from"])),
+                   raw["to"], raw.get("x-provenance"))
+
+    def allows(self, value: Any) -> bool:
+        return value in self.sources
+
+
 def _fields(by: Any) -> tuple[str, ...]:
     if by is None:
         return ()
@@ -143,6 +171,8 @@ class Operation:
     filters: tuple[Filter, ...] = ()
     # The table a list pages and over what (`x-mock-list`); None for every other operation.
     listing: Listing | None = None
+    # The state change it makes on the addressed record (`x-mock-transition`).
+    transition: Transition | None = None
 
     def response_schema(self, status: int) -> dict[str, Any] | None:
         response = self.responses.get(status)
@@ -273,6 +303,7 @@ class Spec:
             order=Order.parse(raw.get("x-order")),
             filters=tuple(filters),
             listing=Listing.parse(raw.get("x-mock-list")),
+            transition=Transition.parse(raw.get("x-mock-transition")),
         )
 
 

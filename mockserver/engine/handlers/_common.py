@@ -6,11 +6,12 @@ from collections.abc import Callable
 from typing import Any
 
 from ..context import Context
+from ..errors import BadRequest
 from ..store import Record
 
 __all__ = ["data", "get_resource"]
 __all__ += ["author", "full_name", "is_member", "move_thread", "name_taken", "preview",
-            "record_outbound_message", "where_filtered"]
+            "record_outbound_message", "transition", "where_filtered"]
 
 
 def data(ctx: Context, record: Record, schema: str | None = None) -> dict[str, Any]:
@@ -24,6 +25,22 @@ def get_resource(ctx: Context) -> dict[str, Any]:
     schema the operation's response sends."""
     assert ctx.resource is not None
     return data(ctx, ctx.resource)
+
+
+def transition(ctx: Context) -> tuple[Record, dict[str, Any]]:
+    """The addressed record and the change the operation's `x-mock-transition` makes to it
+    (`{field: target}`), or a 400 naming the field and its value when the record is not in
+    one of the states the transition leaves from."""
+    record = ctx.resource
+    move = ctx.operation.transition
+    assert record is not None and move is not None, ctx.operation.operation_id
+    value = record.get(move.field)
+    if not move.allows(value):
+        noun = (ctx.operation.data_schema or "record").lower()
+        raise BadRequest(f"{noun} {record['id']!r} has {move.field} {value!r}; only a {noun} "
+                         f"with {move.field} {' or '.join(move.sources)} can move to "
+                         f"{move.target}")
+    return record, {move.field: move.target}
 
 
 def name_taken(ctx: Context, table: str, workspace_id: str, name: str,

@@ -4,6 +4,9 @@
           ├── resolve ──> resolved <─────┘ (back to pending)
  pending ─┘                 └── close ──> closed (final)
 
+The machine's states are declared in the document (`x-mock-transition` on resolveTicket,
+reopenTicket and closeTicket), which the gate's state rule reads too.
+
 Every write through a ticket endpoint (reply, note, note edit, transition) moves the ticket's
 updated_at.
 """
@@ -17,10 +20,16 @@ from ..context import Context
 from ..errors import BadRequest, Forbidden, NotFound
 from ..store import Record
 from . import operation
-from ._common import author, data, is_member, preview, record_outbound_message, where_filtered
+from ._common import (
+    author,
+    data,
+    is_member,
+    preview,
+    record_outbound_message,
+    transition,
+    where_filtered,
+)
 from .attachments import resolve_attachments
-
-OPEN = ("new", "pending")
 
 
 def _ms_between(start: str, end: str) -> int:
@@ -118,19 +127,16 @@ def update_ticket_note(ctx: Context) -> dict[str, Any]:
 
 
 # -- state machine ----------------------------------------------------------------------------
+# Which status each action leaves from and moves to is the document's `x-mock-transition`
+# (`transition` checks it, 400 otherwise); the handlers set what else the move changes.
 
 
 @operation("resolveTicket")
 def resolve_ticket(ctx: Context) -> dict[str, Any]:
-    ticket = ctx.resource
-    assert ticket is not None
-    if ticket["status"] not in OPEN:
-        # Inferred: resolving a resolved or closed ticket is refused (no transition is shown).
-        raise BadRequest(f"ticket {ticket['id']!r} has status {ticket['status']!r}; only a new or "
-                         "pending ticket can be resolved")
+    ticket, moved = transition(ctx)
     now = ctx.now()
     ticket = ctx.store.update("tickets", ticket["id"], {
-        "status": "resolved",
+        **moved,
         "resolved_at": now,
         "first_resolved_at": ticket.get("first_resolved_at") or now,
         "time_to_resolution_ms": _ms_between(ticket["created_at"], now),
@@ -142,17 +148,12 @@ def resolve_ticket(ctx: Context) -> dict[str, Any]:
 
 @operation("reopenTicket")
 def reopen_ticket(ctx: Context) -> dict[str, Any]:
-    ticket = ctx.resource
-    assert ticket is not None
-    if ticket["status"] != "resolved":
-        reason = "closed is final" if ticket["status"] == "closed" else "it is still open"
-        raise BadRequest(f"ticket {ticket['id']!r} has status {ticket['status']!r}; only a "
-                         f"resolved ticket can be reopened ({reason})")
+    ticket, moved = transition(ctx)
     now = ctx.now()
-    # Inferred: a reopened ticket goes back to pending and waits on the team again;
-    # first_resolved_at keeps the first resolution.
+    # Inferred: a reopened ticket waits on the team again; first_resolved_at keeps the first
+    # resolution.
     ticket = ctx.store.update("tickets", ticket["id"], {
-        "status": "pending",
+        **moved,
         "reopen_count": ticket.get("reopen_count", 0) + 1,
         "resolved_at": None,
         "time_to_resolution_ms": None,
@@ -164,13 +165,9 @@ def reopen_ticket(ctx: Context) -> dict[str, Any]:
 
 @operation("closeTicket")
 def close_ticket(ctx: Context) -> dict[str, Any]:
-    ticket = ctx.resource
-    assert ticket is not None
-    if ticket["status"] != "resolved":
-        raise BadRequest(f"ticket {ticket['id']!r} has status {ticket['status']!r}; only a "
-                         "resolved ticket can be closed")
+    ticket, moved = transition(ctx)
     now = ctx.now()
     ticket = ctx.store.update("tickets", ticket["id"], {
-        "status": "closed", "closed_at": now, "updated_at": now,
+        **moved, "closed_at": now, "updated_at": now,
     })
     return data(ctx, ticket)
