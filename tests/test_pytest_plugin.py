@@ -492,7 +492,7 @@ def test_clients_share_the_session_transport_and_one_ssl_context(
     `transport()` is one per mock for the session too."""
     result = run(pytester, """
         import httpx
-        from mockserver.testing import plugin as pytest_plugin
+        from mockserver.testing import server as pytest_plugin
 
         seen = []
 
@@ -501,7 +501,7 @@ def test_clients_share_the_session_transport_and_one_ssl_context(
             assert client.get("/v1/contacts", params={"workspace_id": "ws_harborview"}
                               ).status_code == 200
             seen.append(client._transport)
-            seen.append(pytest_plugin._ssl_context())
+            seen.append(pytest_plugin.ssl_context())
             assert client._transport._inner._fallback._pool.connections == []  # no socket
             with httpx.Client(base_url="http://api.test", transport=mock_api.transport(),
                               headers=mock_api.headers()) as in_process:
