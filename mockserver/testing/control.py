@@ -265,10 +265,12 @@ class ControlClient:
         self._http = httpx.Client(timeout=30, headers={CONTROL_HEADER: token} if token else {})
 
     def call(self, operation_id: str, body: Any = None, *, session: str | None = None,
-             query: Mapping[str, Any] | None = None, **path: str) -> Any:
+             query: Mapping[str, Any] | None = None,
+             path: Mapping[str, str] | None = None) -> Any:
         operation = control_spec().by_id[operation_id]
         url = self.server + (f"{SESSION_PREFIX}{session}" if session else "")
-        url += operation.path.format(**{k: urllib.parse.quote(v, safe="") for k, v in path.items()})
+        url += operation.path.format(**{k: urllib.parse.quote(v, safe="")
+                                        for k, v in (path or {}).items()})
         params = {k: v for k, v in (query or {}).items() if v is not None}
         response = self._http.request(operation.method, url, json=body, params=params)
         if response.status_code != operation.success_status:
@@ -400,7 +402,7 @@ class HttpControl(Control):
         def delete() -> None:
             client = ControlClient(server, token)
             try:
-                client.call("deleteSnapshot", name=name)
+                client.call("deleteSnapshot", path={"name": name})
             finally:
                 client.close()
 
@@ -408,6 +410,6 @@ class HttpControl(Control):
 
     def close(self) -> None:
         try:
-            self.client.call("deleteSession", name=self.name)
+            self.client.call("deleteSession", path={"name": self.name})
         finally:
             self.client.close()
