@@ -553,17 +553,18 @@ def test_what_needs_the_process_skips_over_http(pytester: pytest.Pytester) -> No
     result = run(pytester, """
         import pytest
 
-        @pytest.mark.parametrize("what", ["state", "mock", "journal", "app", "transport()",
+        @pytest.mark.parametrize("what", ["state", "mock", "journal", "transport()",
                                           "async_transport()"])
         def test_needs_the_process(mock_api, what):
             assert mock_api.is_mock and "/sessions/" in mock_api.base_url
+            assert mock_api.app is None
             if what.endswith("()"):
                 getattr(mock_api, what[:-2])()
             else:
                 getattr(mock_api, what)
     """)
-    result.assert_outcomes(skipped=6)
-    for what in ("state", "mock", "journal", "app", "transport()", "async_transport()"):
+    result.assert_outcomes(skipped=5)
+    for what in ("state", "mock", "journal", "transport()", "async_transport()"):
         result.stdout.fnmatch_lines([f"*mock_api.{what} needs the mock in this process; with "
                                      "--mock-api-share-server*snapshot() work*"])
 

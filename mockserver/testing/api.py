@@ -152,8 +152,8 @@ class MockApi:
 
     @property
     def app(self) -> Any:
-        """The ASGI app serving the test's session (in-process only)."""
-        return self._control.in_process("app").app
+        """The ASGI app serving the test's session (None unless the mock is in process)."""
+        return self._control.app
 
     @property
     def session(self) -> str:

@@ -44,6 +44,7 @@ class Control:
 
     is_mock = False
     dispatch: Dispatch | None = None  # the session server's dispatch (in-process only)
+    app: Any = None  # the ASGI app serving the test's session (in-process only)
 
     def why(self, what: str) -> str:
         raise NotImplementedError
