@@ -162,7 +162,7 @@ class MockApi:
 
     def snapshot(self, name: str | None = None) -> str:
         """Save the test's state as a snapshot (to fork sessions from); returns its name."""
-        return self._control.snapshot(name or f"{self.session}-snap")
+        return self._control.snapshot(name)
 
     @property
     def mock(self) -> MockApp:

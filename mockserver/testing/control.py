@@ -83,7 +83,8 @@ class Control:
     def set_clock(self, instant: str) -> None:
         self._skip("clock")
 
-    def snapshot(self, name: str) -> str:
+    def snapshot(self, name: str | None) -> str:
+        """Save the session as a snapshot (None: named after the session); its name."""
         self._skip("snapshot()")
 
     def origin(self, name: str) -> Origin:
@@ -203,7 +204,8 @@ class InProcessControl(Control):
     def set_clock(self, instant: str) -> None:
         self.state.set_clock(instant)
 
-    def snapshot(self, name: str) -> str:
+    def snapshot(self, name: str | None) -> str:
+        name = name or f"{self.session}-snap"
         self.mock.sessions.save_snapshot(name, self.session, replace=True)
         return name
 
@@ -391,7 +393,8 @@ class HttpControl(Control):
     def set_clock(self, instant: str) -> None:
         self._call("setClock", {"now": instant})
 
-    def snapshot(self, name: str) -> str:
+    def snapshot(self, name: str | None) -> str:
+        name = name or f"{self.name}-snap"
         self.client.call("saveSnapshot", {"name": name, "session": self.name, "replace": True})
         return name
 
