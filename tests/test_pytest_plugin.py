@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import textwrap
 import threading
 from collections.abc import Iterator
 from typing import Any
@@ -45,10 +46,15 @@ def control(request: pytest.FixtureRequest, pytester: pytest.Pytester) -> str:
     """Runs a test once per control implementation: the mock in the test's process, and the
     mock over its control API (control.HttpControl)."""
     if request.param == "http":
-        conftest = pytester.path / "conftest.py"
-        before = conftest.read_text() if conftest.exists() else ""
-        conftest.write_text(before + OVER_HTTP)
+        add_conftest(pytester, OVER_HTTP)
     return str(request.param)
+
+
+def add_conftest(pytester: pytest.Pytester, source: str) -> None:
+    """Lines for the inner run's conftest, after those already there (the control's)."""
+    conftest = pytester.path / "conftest.py"
+    before = conftest.read_text() if conftest.exists() else ""
+    conftest.write_text(before + textwrap.dedent(source))
 
 
 def test_reset_between_tests_and_identities(pytester: pytest.Pytester, control: str) -> None:
@@ -544,6 +550,61 @@ def test_snapshots_and_forks(pytester: pytest.Pytester, control: str) -> None:
             assert mock_api.snapshot() == mock_api.session + "-snap"
     """)
     result.assert_outcomes(passed=2)
+
+
+def test_settings_reach_each_test_s_session(pytester: pytest.Pytester, control: str) -> None:
+    """ini, the `mock_api_config` fixture and the marker set the session of each test (seed,
+    clock, rate limit), in process and over the control API; each test's session is its own
+    and is deleted after it."""
+    pytester.makeini("""
+        [pytest]
+        mock_api_clock = 2026-05-05T05:05:05Z
+    """)
+    add_conftest(pytester, """
+        import pytest
+
+        @pytest.fixture
+        def mock_api_config(mock_api_config, request):
+            if "override" in request.node.name:
+                return mock_api_config.replace(rate_limit=1)
+            return mock_api_config
+    """)
+    result = run(pytester, f"""
+        import httpx
+        import pytest
+
+        SEEN = []
+
+        def session_exists(mock_api, name):
+            server = mock_api.base_url.split("/sessions/")[0]
+            return httpx.get(f"{{server}}/__mock__/sessions/{{name}}").status_code == 200
+
+        def test_ini(mock_api):
+            assert (mock_api.app is None) is {control == "http"}  # the control asked for
+            assert mock_api.clock.now() == "2026-05-05T05:05:05.000Z"
+            assert mock_api.base_url.endswith("/sessions/" + mock_api.session)
+            assert session_exists(mock_api, mock_api.session)
+            SEEN.append(mock_api.session)
+
+        @pytest.mark.mock_api(clock="2027-02-02T00:00:00Z", rate_limit=2)
+        def test_marker(mock_api):
+            assert not session_exists(mock_api, SEEN[0])  # deleted after its test
+            assert mock_api.session not in SEEN
+            assert mock_api.clock.now() == "2027-02-02T00:00:00.000Z"
+            client = mock_api.client()
+            assert [client.get("/v1").status_code for _ in range(3)] == [200, 200, 429]
+
+        def test_override(mock_api):
+            client = mock_api.client()
+            assert [client.get("/v1").status_code for _ in range(2)] == [200, 429]
+            mock_api.set_rate_limit(enabled=False)
+            assert client.get("/v1").status_code == 200
+
+        @pytest.mark.mock_api(clock="real")
+        def test_real_clock(mock_api):
+            assert not mock_api.clock.is_frozen()
+    """)
+    result.assert_outcomes(passed=4)
 
 
 def test_what_needs_the_process_skips_over_http(pytester: pytest.Pytester) -> None:
