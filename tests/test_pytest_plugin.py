@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+import textwrap
 import threading
 from collections.abc import Iterator
 from typing import Any
@@ -29,7 +31,33 @@ def run(pytester: pytest.Pytester, source: str, *args: str) -> pytest.RunResult:
     return pytester.runpytest_inprocess("-p", "no:cacheprovider", "-rs", *args)
 
 
-def test_reset_between_tests_and_identities(pytester: pytest.Pytester) -> None:
+# The inner run's tests reach the mock over its control API, as xdist workers reach the
+# server they share: the shared server, registered in the process that runs the tests.
+OVER_HTTP = """
+from mockserver.testing.shared import PLUGIN_NAME, SharedServer
+
+def pytest_configure(config):
+    config.pluginmanager.register(SharedServer(config), PLUGIN_NAME)
+"""
+
+
+@pytest.fixture(params=["in_process", "http"])
+def control(request: pytest.FixtureRequest, pytester: pytest.Pytester) -> str:
+    """Runs a test once per control implementation: the mock in the test's process, and the
+    mock over its control API (control.HttpControl)."""
+    if request.param == "http":
+        add_conftest(pytester, OVER_HTTP)
+    return str(request.param)
+
+
+def add_conftest(pytester: pytest.Pytester, source: str) -> None:
+    """Lines for the inner run's conftest, after those already there (the control's)."""
+    conftest = pytester.path / "conftest.py"
+    before = conftest.read_text() if conftest.exists() else ""
+    conftest.write_text(before + textwrap.dedent(source))
+
+
+def test_reset_between_tests_and_identities(pytester: pytest.Pytester, control: str) -> None:
     result = run(pytester, """
         import pytest
 
@@ -40,6 +68,44 @@ def test_reset_between_tests_and_identities(pytester: pytest.Pytester) -> None:
             assert mock_api.workspaces.primary == "ws_harborview"
             assert mock_api.workspaces.secondary == "ws_alpine"
             assert mock_api.workspaces.other == "ws_desert"
+            client = mock_api.client()
+            done = client.post("/v1/tickets/xd_aisha_khan_parking/resolve")
+            assert done.status_code == 200, done.text
+            mock_api.clock.advance(120)
+            mock_api.set_rate_limit(1)
+            mock_api.fault(method="GET", path="/v1/models", status=503, count=None)
+
+        def test_second_sees_fixtures_only(mock_api):
+            assert not mock_api.requests()
+            assert mock_api.clock.now() == "2026-11-01T12:00:00.000Z"
+            assert mock_api.clock.is_frozen()
+            client = mock_api.client()
+            got = client.get("/v1/tickets/xd_aisha_khan_parking")
+            assert got.json()["data"]["status"] == "new"
+            assert client.get("/v1/models").status_code == 200  # no fault, no limit of 1
+
+        def test_reset_within_a_test(mock_api):
+            client = mock_api.client()
+            client.post("/v1/tickets/xd_aisha_khan_parking/resolve")
+            mock_api.clock.set("2027-01-01T00:00:00Z")
+            mock_api.reset()
+            assert mock_api.requests() == []
+            assert mock_api.clock.now() == "2026-11-01T12:00:00.000Z"
+            assert client.get("/v1/tickets/xd_aisha_khan_parking").json()["data"]["status"] == "new"
+
+        def test_read_token_cannot_write(mock_api):
+            client = mock_api.client("read")
+            response = client.post("/v1/tickets/xd_aisha_khan_parking/resolve")
+            assert response.status_code == 403
+    """)
+    result.assert_outcomes(passed=4)
+
+
+def test_add_and_the_state_in_process(pytester: pytest.Pytester) -> None:
+    result = run(pytester, """
+        import pytest
+
+        def test_first(mock_api):
             with pytest.raises(ValueError, match="'name'"):
                 mock_api.add("contacts", {"name": "not a contact field"})
             contact = mock_api.add("contacts", {"first_name": "Zed"}, last_name="Added")
@@ -48,23 +114,16 @@ def test_reset_between_tests_and_identities(pytester: pytest.Pytester) -> None:
             got = client.get(f"/v1/contacts/{contact['id']}")
             assert got.status_code == 200, got.text
             assert got.json()["data"]["first_name"] == "Zed"
-            mock_api.clock.advance(120)
+            assert mock_api.get("contacts", contact["id"]) == contact
 
         def test_second_sees_fixtures_only(mock_api):
-            assert not mock_api.requests()
-            assert mock_api.clock.now() == "2026-11-01T12:00:00.000Z"
             names = [c["first_name"] for c in mock_api.state.store.all("contacts")]
             assert "Zed" not in names
-
-        def test_read_token_cannot_write(mock_api):
-            client = mock_api.client("read")
-            response = client.post("/v1/tickets/xd_aisha_khan_parking/resolve")
-            assert response.status_code == 403
     """)
-    result.assert_outcomes(passed=3)
+    result.assert_outcomes(passed=2)
 
 
-def test_journal_redacts_the_token(pytester: pytest.Pytester) -> None:
+def test_journal_redacts_the_token(pytester: pytest.Pytester, control: str) -> None:
     result = run(pytester, """
         def test_journal(mock_api):
             client = mock_api.client()
@@ -81,12 +140,12 @@ def test_journal_redacts_the_token(pytester: pytest.Pytester) -> None:
             [get] = mock_api.requests(path="/v1/tickets", method="GET")
             assert get.query == {"workspace_id": "ws_harborview", "limit": "1"}
             assert get.status == 200
-            assert mock_api.last_request is get
+            assert mock_api.last_request == get
     """)
     result.assert_outcomes(passed=1)
 
 
-def test_clock_and_rate_limit(pytester: pytest.Pytester) -> None:
+def test_clock_and_rate_limit(pytester: pytest.Pytester, control: str) -> None:
     result = run(pytester, """
         import pytest
 
@@ -115,7 +174,7 @@ def test_clock_and_rate_limit(pytester: pytest.Pytester) -> None:
     result.assert_outcomes(passed=3)
 
 
-def test_faults(pytester: pytest.Pytester) -> None:
+def test_faults(pytester: pytest.Pytester, control: str) -> None:
     result = run(pytester, """
         import time
         import httpx
@@ -384,21 +443,35 @@ IGNORED_PARAMS_TESTS = """
 """
 
 
-def test_unknown_parameters_are_ignored_by_default(pytester: pytest.Pytester) -> None:
+def _strict_by_marker(result: pytest.RunResult, control: str) -> int:
+    """The marker's strict_params: applied in process; over HTTP the server's own setting, so
+    a test asking otherwise stops at its set-up, saying so (not run lax). Its errors."""
+    if control == "in_process":
+        return 0
+    result.stdout.fnmatch_lines(["*ERROR at setup of test_strict_by_marker*",
+                                 "*strict_params) differ from the shared server's*"])
+    return 1
+
+
+def test_unknown_parameters_are_ignored_by_default(pytester: pytest.Pytester,
+                                                   control: str) -> None:
     result = run(pytester, IGNORED_PARAMS_TESTS)
-    result.assert_outcomes(passed=3)
+    errors = _strict_by_marker(result, control)
+    result.assert_outcomes(passed=3 - errors, errors=errors)
 
 
-def test_fail_on_ignored_params_fails_the_test_that_sent_one(pytester: pytest.Pytester) -> None:
+def test_fail_on_ignored_params_fails_the_test_that_sent_one(pytester: pytest.Pytester,
+                                                             control: str) -> None:
     result = run(pytester, IGNORED_PARAMS_TESTS, "--mock-api-fail-on-ignored-params")
     # The test passes its own asserts, then fails at teardown naming the parameter and request.
-    result.assert_outcomes(passed=3, errors=1)
+    errors = _strict_by_marker(result, control)
+    result.assert_outcomes(passed=3 - errors, errors=1 + errors)
     out = result.stdout.str()
     assert "ERROR at teardown of test_sends_an_extra" in out
     assert "contact_id, _ in GET /v1/tickets?workspace_id=ws_harborview&contact_id=ph_x&_=1" in out
 
 
-def test_strict_params_by_ini(pytester: pytest.Pytester) -> None:
+def test_strict_params_by_ini(pytester: pytest.Pytester, control: str) -> None:
     pytester.makeini("""
         [pytest]
         mock_api_strict_params = true
@@ -452,6 +525,143 @@ def test_each_test_gets_a_fresh_session(pytester: pytest.Pytester) -> None:
     result.assert_outcomes(passed=2)
 
 
+def test_snapshots_and_forks(pytester: pytest.Pytester, control: str) -> None:
+    """`mock_api_snapshot` and `mock_api.snapshot()` on either control: a module's tests fork
+    from one set-up (its writes and clock), each test's changes stay its own."""
+    result = run(pytester, """
+        import pytest
+
+        TICKET = "/v1/tickets/xd_aisha_khan_parking"
+
+        @pytest.fixture(scope="module")
+        def mock_api_origin(mock_api_snapshot):
+            def set_up(api):
+                assert api.client().post(TICKET + "/resolve").status_code == 200
+                api.clock.advance(3600)
+            return mock_api_snapshot(set_up, name="desk-resolved")
+
+        @pytest.mark.parametrize("run", [1, 2])
+        def test_fork(mock_api, run):
+            assert mock_api.requests() == []  # the set-up's requests are not this test's
+            client = mock_api.client()
+            assert client.get(TICKET).json()["data"]["status"] == "resolved"
+            assert mock_api.clock.now() == "2026-11-01T13:00:00.000Z"
+            assert client.post(TICKET + "/reopen").status_code == 200  # not seen by run 2
+            assert mock_api.snapshot() == mock_api.session + "-snap"
+    """)
+    result.assert_outcomes(passed=2)
+
+
+def test_settings_reach_each_test_s_session(pytester: pytest.Pytester, control: str) -> None:
+    """ini, the `mock_api_config` fixture and the marker set the session of each test (seed,
+    clock, rate limit), in process and over the control API; each test's session is its own
+    and is deleted after it."""
+    pytester.makeini("""
+        [pytest]
+        mock_api_clock = 2026-05-05T05:05:05Z
+    """)
+    add_conftest(pytester, """
+        import pytest
+
+        @pytest.fixture
+        def mock_api_config(mock_api_config, request):
+            if "override" in request.node.name:
+                return mock_api_config.replace(rate_limit=1)
+            return mock_api_config
+    """)
+    result = run(pytester, f"""
+        import httpx
+        import pytest
+
+        SEEN = []
+
+        def session_exists(mock_api, name):
+            server = mock_api.base_url.split("/sessions/")[0]
+            return httpx.get(f"{{server}}/__mock__/sessions/{{name}}").status_code == 200
+
+        def test_ini(mock_api):
+            assert (mock_api.app is None) is {control == "http"}  # the control asked for
+            assert mock_api.clock.now() == "2026-05-05T05:05:05.000Z"
+            assert mock_api.base_url.endswith("/sessions/" + mock_api.session)
+            assert session_exists(mock_api, mock_api.session)
+            SEEN.append(mock_api.session)
+
+        @pytest.mark.mock_api(clock="2027-02-02T00:00:00Z", rate_limit=2)
+        def test_marker(mock_api):
+            assert not session_exists(mock_api, SEEN[0])  # deleted after its test
+            assert mock_api.session not in SEEN
+            assert mock_api.clock.now() == "2027-02-02T00:00:00.000Z"
+            client = mock_api.client()
+            assert [client.get("/v1").status_code for _ in range(3)] == [200, 200, 429]
+
+        def test_override(mock_api):
+            client = mock_api.client()
+            assert [client.get("/v1").status_code for _ in range(2)] == [200, 429]
+            mock_api.set_rate_limit(enabled=False)
+            assert client.get("/v1").status_code == 200
+
+        @pytest.mark.mock_api(clock="real")
+        def test_real_clock(mock_api):
+            assert not mock_api.clock.is_frozen()
+    """)
+    result.assert_outcomes(passed=4)
+
+
+def test_what_needs_the_process_skips_over_http(pytester: pytest.Pytester) -> None:
+    """Over the control API, what needs the mock in the test's process skips the test naming
+    it and what does work; the rest of the protocol works."""
+    pytester.makeconftest(OVER_HTTP)
+    result = run(pytester, """
+        import pytest
+
+        @pytest.mark.parametrize("what", ["state", "mock", "journal", "transport()",
+                                          "async_transport()"])
+        def test_needs_the_process(mock_api, what):
+            assert mock_api.is_mock and "/sessions/" in mock_api.base_url
+            assert mock_api.app is None
+            if what.endswith("()"):
+                getattr(mock_api, what[:-2])()
+            else:
+                getattr(mock_api, what)
+    """)
+    result.assert_outcomes(skipped=5)
+    for what in ("state", "mock", "journal", "transport()", "async_transport()"):
+        result.stdout.fnmatch_lines([f"*mock_api.{what} needs the mock in this process; with "
+                                     "--mock-api-share-server*snapshot() work*"])
+
+
+def test_the_control_client_takes_its_operations_from_the_document() -> None:
+    """Every call of the HTTP control names an operation of spec/control-openapi.yaml; its
+    method and path (under the session's prefix when it has one) are the document's."""
+    from mockserver.standalone.control import control_spec
+    from mockserver.testing.control import ControlClient
+
+    sent: list[tuple[str, str, str | None]] = []
+    status = [200]  # the operation's success status: anything else is an error
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        sent.append((request.method, request.url.path, request.headers.get("x-mock-control-token")))
+        return httpx.Response(status[0], json={})
+
+    client = ControlClient("http://127.0.0.1:9", "secret")
+    client._http = httpx.Client(transport=httpx.MockTransport(answer), headers=client._http.headers)
+    for operation, found in control_spec().by_id.items():
+        names = {p: "a b/c" for p in re.findall(r"{(\w+)}", found.path)}  # quoted in the URL
+        path = found.path.format(**names)
+        status[0] = found.success_status
+        client.call(operation, session="t1-x", path=names)
+        assert sent[-1] == (found.method, "/sessions/t1-x" + path, "secret"), operation
+        client.call(operation, path=names)
+        assert sent[-1] == (found.method, path, "secret"), operation
+    assert len(sent) == 2 * len(control_spec().by_id) >= 20
+    client._http = httpx.Client(transport=httpx.MockTransport(
+        lambda request: httpx.Response(404, json={"error": "no session 'gone'"})))
+    with pytest.raises(RuntimeError, match=r"getClock \(GET /sessions/gone/__mock__/clock\): "
+                                           r"404 .*no session 'gone'"):
+        client.call("getClock", session="gone")
+    client.close()
+
+
 def test_xdist_workers_share_one_server(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(test_inner="""
         import pytest
@@ -492,7 +702,7 @@ def test_clients_share_the_session_transport_and_one_ssl_context(
     `transport()` is one per mock for the session too."""
     result = run(pytester, """
         import httpx
-        from mockserver.testing import plugin as pytest_plugin
+        from mockserver.testing import server as pytest_plugin
 
         seen = []
 
@@ -501,7 +711,7 @@ def test_clients_share_the_session_transport_and_one_ssl_context(
             assert client.get("/v1/contacts", params={"workspace_id": "ws_harborview"}
                               ).status_code == 200
             seen.append(client._transport)
-            seen.append(pytest_plugin._ssl_context())
+            seen.append(pytest_plugin.ssl_context())
             assert client._transport._inner._fallback._pool.connections == []  # no socket
             with httpx.Client(base_url="http://api.test", transport=mock_api.transport(),
                               headers=mock_api.headers()) as in_process:

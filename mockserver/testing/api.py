@@ -1,0 +1,255 @@
+"""What a test gets: `MockApi` (the `mock_api` fixture's value) and `ClockControl`.
+
+Where the API is and who may call it belong to `MockApi`, and so do the httpx clients it
+makes; everything that changes or reads the mock goes through its `Control` (control.py),
+which does it in this process, over the control API, or skips against a real server.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Mapping
+from typing import Any
+
+import httpx
+import pytest
+
+from ..engine.app import MockApp
+from ..engine.faults import FaultRule
+from ..engine.journal import JournalEntry
+from ..engine.state import MockState
+from .config import DEFAULT_TOKENS, REMOTE_SETTINGS, MockApiConfig
+from .control import Control, InProcessControl, RealServerControl
+from .identities import Tokens, Workspaces
+from .server import TRANSPORT_SETTINGS, ssl_context
+from .transport import AsyncDirectTransport
+
+
+class ClockControl:
+    """The test's clock, read and moved through its control. Every part is a method: `now()`,
+    `is_frozen()`, `advance(seconds)`, `set(instant)` (`frozen`, a property before, still
+    works with a DeprecationWarning)."""
+
+    def __init__(self, control: Control) -> None:
+        self._control = control
+
+    def now(self) -> str:
+        return self._control.clock()[0]
+
+    def is_frozen(self) -> bool:
+        return self._control.clock()[1]
+
+    @property
+    def frozen(self) -> bool:
+        """Deprecated: `is_frozen()`."""
+        warnings.warn("mock_api.clock.frozen is deprecated: call mock_api.clock.is_frozen() "
+                      "(the clock's reads are methods, as now() is)", DeprecationWarning,
+                      stacklevel=2)
+        return self.is_frozen()
+
+    def advance(self, seconds: float) -> None:
+        self._control.advance_clock(seconds)
+
+    def set(self, instant: str) -> None:
+        self._control.set_clock(instant)
+
+
+class MockApi:
+    """The handle a test gets: where the API is, who may call it, and (mock only) its state.
+    Without `control`: the given `mock` in this process, else the real server at `base_url`."""
+
+    def __init__(self, config: MockApiConfig, *, base_url: str, tokens: Tokens,
+                 workspaces: Workspaces, control: Control | None = None,
+                 mock: MockApp | None = None) -> None:
+        if control is None:
+            control = InProcessControl(mock) if mock is not None else RealServerControl(base_url)
+        self.config = config
+        self.base_url = base_url
+        self.tokens = tokens
+        self.workspaces = workspaces
+        self._control = control
+        self._dispatch = control.dispatch
+        self._closers: list[Any] = []
+        self._base: httpx.URL | None = None
+
+    # -- available against the mock and a real server ------------------------------------
+
+    @property
+    def is_mock(self) -> bool:
+        return self._control.is_mock
+
+    def token(self, who: str | None = None) -> str:
+        """A token by role name (write, read, colleague, other) or as given."""
+        who = who or "write"
+        token = getattr(self.tokens, who, who) if who in DEFAULT_TOKENS else who
+        if token is None and self.is_mock:
+            pytest.skip(f"the mock's fixtures define no {who} token")
+        if token is None:
+            pytest.skip(f"no {who} token configured for the real server at {self.base_url} "
+                        f"(set {REMOTE_SETTINGS[who][1]})")
+        return token
+
+    def headers(self, token: str | None = None) -> dict[str, str]:
+        return {"Authorization": f"Bearer {self.token(token)}"}
+
+    def client(self, token: str | None = None, *, in_process: bool = False,
+               **kwargs: Any) -> httpx.Client:
+        """An httpx.Client with base_url and the token preset (closed after the test).
+        `in_process=True` calls the ASGI app directly (no socket)."""
+        if in_process:
+            kwargs["transport"] = self.transport()
+        elif self._dispatch is not None and not TRANSPORT_SETTINGS.intersection(kwargs):
+            # The session's server, called in-process as uvicorn would call it (no socket,
+            # no HTTP parsing, no thread switch), and not a new pool, connection and TLS
+            # set-up per test for anything else.
+            kwargs["transport"] = self._dispatch.direct()
+        kwargs.setdefault("verify", ssl_context())
+        hooks = kwargs.pop("event_hooks", {})
+        if self._dispatch is not None and not in_process:
+            hooks = {**hooks, "response": [*hooks.get("response", []), self._reraise]}
+        client = httpx.Client(base_url=self._client_base(), headers=self.headers(token),
+                              event_hooks=hooks, **kwargs)
+        self._closers.append(client.close)
+        return client
+
+    def _client_base(self) -> httpx.URL:
+        """`base_url` parsed once per test, ending in "/" as httpx keeps a client's base URL
+        (httpx parses a URL given as text twice per client, character by character)."""
+        if self._base is None:
+            self._base = httpx.URL(self.base_url.rstrip("/") + "/")
+        return self._base
+
+    def async_client(self, token: str | None = None, *, in_process: bool = False,
+                     **kwargs: Any) -> httpx.AsyncClient:
+        """An httpx.AsyncClient with base_url and the token preset (close it, or use `async
+        with`). `in_process=True` calls the ASGI app directly."""
+        hooks = kwargs.pop("event_hooks", {})
+        if in_process:
+            kwargs["transport"] = self.async_transport()
+        elif self._dispatch is not None and not TRANSPORT_SETTINGS.intersection(kwargs):
+            # The session's server called on the test's loop as uvicorn would call it; a
+            # socket for anything else (its own: connections belong to one event loop).
+            kwargs["transport"] = AsyncDirectTransport(
+                self._dispatch, self._dispatch.origin,
+                httpx.AsyncHTTPTransport(verify=ssl_context()))
+            hooks = {**hooks, "response": [*hooks.get("response", []), self._areraise]}
+        kwargs.setdefault("verify", ssl_context())
+        return httpx.AsyncClient(base_url=self._client_base(), headers=self.headers(token),
+                                 event_hooks=hooks, **kwargs)
+
+    # -- the mock, through its control ---------------------------------------------------
+
+    def transport(self) -> httpx.BaseTransport:
+        """A sync httpx transport calling the mock in-process (no socket)."""
+        transport = self._control.transport()
+        if self._dispatch is None:  # not the session's shared one: closed after the test
+            self._closers.append(transport.close)
+        return transport
+
+    def async_transport(self) -> httpx.AsyncBaseTransport:
+        """An async httpx transport calling the mock in-process (no socket)."""
+        return self._control.async_transport()
+
+    @property
+    def app(self) -> Any:
+        """The ASGI app serving the test's session (None unless the mock is in process)."""
+        return self._control.app
+
+    @property
+    def session(self) -> str:
+        """The name of the test's session on the server (its base URL ends in it)."""
+        return self._control.session
+
+    def snapshot(self, name: str | None = None) -> str:
+        """Save the test's state as a snapshot (to fork sessions from); returns its name."""
+        return self._control.snapshot(name)
+
+    @property
+    def mock(self) -> MockApp:
+        """The MockApp itself (the pipeline) for anything the helpers do not cover."""
+        return self._control.in_process("mock").mock
+
+    @property
+    def state(self) -> MockState:
+        """The test's mock state (store, clock, journal ...): read its parts, change it
+        through its methods."""
+        return self._control.in_process("state").state
+
+    @property
+    def clock(self) -> ClockControl:
+        """The mock's clock: `.advance(seconds)`, `.set(iso)`, `.now()`, `.is_frozen()`."""
+        return ClockControl(self._control)
+
+    @property
+    def journal(self) -> Any:
+        return self._control.in_process("journal").state.journal
+
+    def requests(self, method: str | None = None, path: str | None = None,
+                 status: int | None = None) -> list[JournalEntry]:
+        """Requests the mock received in this test, oldest first (path is a prefix). Each has
+        .method .path .query .headers (token redacted) .json (the body) .status."""
+        return self._control.requests(method, path, status)
+
+    @property
+    def last_request(self) -> JournalEntry:
+        found = self.requests()
+        if not found:
+            raise AssertionError("the mock received no request in this test")
+        return found[-1]
+
+    def fault(self, method: str | None = None, path: str | None = None, *,
+              status: int | None = None, count: int | None = 1, delay: float = 0.0,
+              drop: bool = False, probability: float = 1.0, error: str | None = None,
+              headers: Mapping[str, str] | None = None) -> FaultRule:
+        """Make the next `count` matching requests fail with `status`, wait `delay` seconds
+        (then answer normally, unless a status is given) or lose their connection (`drop`)."""
+        return self._control.fault(dict(
+            method=method, path=path, status=status, count=count, delay_ms=int(delay * 1000),
+            drop=drop, probability=probability, error=error, headers=dict(headers or {})))
+
+    def set_rate_limit(self, per_minute: int | None = None, *, workspace: str | None = None,
+                       enabled: bool | None = None) -> None:
+        """The default limit (or one workspace's) for the rest of the test."""
+        self._control.set_rate_limit(per_minute, workspace, enabled)
+
+    def reset(self) -> None:
+        self._control.reset()
+
+    def get(self, table: str, key: str) -> dict[str, Any] | None:
+        """A stored record as the API shows it (internal `_` fields dropped)."""
+        return self._control.get(table, key)
+
+    def add(self, table: str, overrides: Mapping[str, Any] | None = None, /,
+            **fields: Any) -> dict[str, Any]:
+        """Insert a record factory-style: a copy of an existing fixture record of `table` (one
+        in the same workspace when possible) with a new id, fresh timestamps and your fields.
+        Validated like a fixture (closed schema, references); returns the record as stored
+        (internal `_` fields dropped).
+
+        `table` is a fixture file's name (`fixtures/<table>.yaml`: tickets, contacts, agents,
+        kb_nodes ...; an unknown name is refused listing them all). Tables whose records come
+        in kinds copy one of the kind asked: `kb_nodes` copies a file when you give `body` or
+        `entity_ids` (or `is_directory=False`), a folder otherwise, and refuses a folder with
+        a body (data/tables.py, `Kinds`)."""
+        return self._control.add(table, {**(overrides or {}), **fields}, self.workspaces.primary)
+
+    # -- server-side failures ------------------------------------------------------------
+
+    def _reraise(self, response: httpx.Response) -> None:
+        dispatch = self._dispatch
+        if dispatch is None or response.status_code < 500:
+            return
+        dispatch.wait_idle()
+        error = dispatch.take_error()
+        if error is not None:
+            raise error
+
+    async def _areraise(self, response: httpx.Response) -> None:
+        self._reraise(response)
+
+    def _close(self) -> BaseException | None:
+        """The test is over: its clients closed; what the server raised meanwhile."""
+        for close in reversed(self._closers):
+            close()
+        self._closers.clear()
+        return self._control.finish()
