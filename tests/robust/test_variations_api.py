@@ -216,3 +216,8 @@ def test_the_self_check_leaves_out_only_the_fields_items_added(
     monkeypatch.setattr(runtime.Variations, "_walk", leaky)
     response = client.get("/v1/contacts/ph_emma_clarke")
     assert response.status_code == 500 and "leaked" in response.json()["error"]
+
+
+def test_the_inspector_marks_varied_answers(client: TestClient) -> None:
+    page = client.get("/__mock__/inspector").text
+    assert 'mark(path, "varied", "varied: " + entry.variations.join(", "))' in page
