@@ -34,6 +34,7 @@ from typing import Any
 
 import pytest
 
+from ..robust import pytest_mode as robust_mode
 from . import shared
 from .api import ClockControl, MockApi
 from .config import (
@@ -54,6 +55,7 @@ __all__ = ["ClockControl", "MockApi", "MockApiConfig", "MockApiSnapshot", "MockA
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     add_options(parser)
+    robust_mode.add_options(parser)  # robustness mode (mockserver/robust/pytest_mode.py)
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -63,6 +65,7 @@ def pytest_configure(config: pytest.Config) -> None:
         "journal_size=None, strict_params=None, fail_on_ignored_params=None): configure the "
         "mock_api fixture for this test",
     )
+    robust_mode.configure(config)  # the mock_api_robust marker and its hook
     image = (config.getoption("--mock-api-container") or os.environ.get("MOCK_API_CONTAINER")
              or config.getini("mock_api_container"))
     share = config.getoption("--mock-api-share-server") or config.getini("mock_api_share_server")
