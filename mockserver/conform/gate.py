@@ -15,16 +15,25 @@ import requests
 from .checks import error_shape_violation
 from .client import DEFAULT_RATE, ConformClient, Pacer
 from .document import Document, OperationFilter
+from .registry import OPTIONS, declare
 from .violations import Exchange, ServerErrorViolation, Severity, Violation
 
 if TYPE_CHECKING:
     from ..openapi.spec import Operation
-    from .discovery import Discovery
+    from .discovered import Discovery
 
 __all__ = ["ALL_PHASES", "OWN_CHECKS", "Gate", "GateConfig"]
 
 ALL_PHASES = ("examples", "coverage", "fuzzing", "stateful")
-OWN_CHECKS = ("pagination", "laws", "auth", "state", "ratelimit")
+OWN_CHECKS = OPTIONS  # the --checks options (catalogue.check_options: those checks declare)
+
+declare("server_error", family="server-error", option=None, proofs=[
+    ("a 5xx on any request the gate sends fails the run, once per operation (here: the laws' "
+     "requests)", "a law's request answers 500"),
+    ("the same, on discovery's requests", "discovery answers 500"),
+    ("the same, on the auth matrix's requests", "the auth matrix meets a 500"),
+    ("the same, on schemathesis' requests", "a schemathesis request answers 500"),
+    ("a time-out (or dropped connection) counts as a 5xx", "a law's request times out")])
 
 
 @dataclass

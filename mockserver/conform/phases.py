@@ -27,6 +27,7 @@ from schemathesis.engine import events, from_schema
 
 from . import checks as gate_checks
 from .client import BudgetExhausted, PacedAdapter, WriteWithheld, mount
+from .registry import declare, routine
 from .violations import Exchange, SchemathesisViolation, Severity, Violation, severity_for
 from .wire import invalid_part
 
@@ -36,6 +37,8 @@ if TYPE_CHECKING:
 
 __all__ = ["READ_ONLY_CHECKS", "WRITE_CHECKS", "run_phases"]
 
+# unsupported_method sends other methods to each path: writes, so only with --allow-writes.
+WRITE_CHECKS = ("unsupported_method",)
 # Built-in checks that only look at responses, or send reads of their own.
 READ_ONLY_CHECKS = (
     "not_a_server_error",
@@ -54,11 +57,22 @@ READ_ONLY_CHECKS = (
     # negative_data_rejection for the coverage phase, on the request as sent (checks.py).
     "conform_coverage_rejection",
 )
+declare("negative_data_rejection", family="schemathesis", option=None, proofs=[
+    ("a request invalid on the wire is refused with a documented 4xx", "invalid limit accepted")])
+declare("ensure_resource_availability", family="schemathesis", option=None, proofs=[
+    ("a record a create answered with is found by the requests its links lead to (stateful "
+     "phase)", "create keeps nothing")])
+declare("response_schema_conformance", family="schemathesis", option=None, proofs=[
+    ("responses match the document's schemas", "response misses a required property")])
+for _name in ("status_code_conformance", "content_type_conformance",
+              "response_headers_conformance", "missing_required_header", "ignored_auth",
+              "use_after_free", "unsupported_method"):
+    declare(_name, family="schemathesis", option=None, writes=_name in WRITE_CHECKS,
+            doc="schemathesis' built-in check of that name")
+
 # Gate checks reported under the name of the schemathesis check they stand in for.
 REPORTED_AS = {"conform_resource_availability": "ensure_resource_availability",
                "conform_coverage_rejection": "negative_data_rejection"}
-# unsupported_method sends other methods to each path: writes, so only with --allow-writes.
-WRITE_CHECKS = ("unsupported_method",)
 
 
 def rejection_statuses(gate: Gate, op: Operation) -> list[str]:
@@ -180,6 +194,7 @@ def _paced_sessions(gate: Gate, on_exhausted: Any) -> Iterator[None]:
                       whose="run")
 
 
+@routine("schemathesis", "phases")
 def run_phases(gate: Gate) -> None:
     """The unit phases asked for in one engine run (ids pinned), then the stateful phase in
     another (ids from the links); a failure both runs find is reported once."""
