@@ -4,7 +4,6 @@ property of the wrong type, and the free-text fields a PATCH can change without 
 from __future__ import annotations
 
 import re
-import uuid
 from typing import TYPE_CHECKING, Any
 
 from .registry import Skip
@@ -46,7 +45,7 @@ def plain_value(gate: Gate, name: str, schema: dict[str, Any]) -> Any:
     if kind == "object":
         return {}
     if is_string(schema) and not schema.get("format"):
-        tag = uuid.uuid4().hex[:8]
+        tag = gate.tag()
         for text in (f"{MARKER} {tag}", f"conformance-law-{tag}", f"conformancelaw{tag}"):
             text = text[: schema.get("maxLength", len(text))]
             if not schema.get("pattern") or re.search(schema["pattern"], text):

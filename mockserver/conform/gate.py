@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import sys
 import threading
@@ -93,6 +94,7 @@ class Gate:
         self.trail: list[Exchange] = []  # this family's writes so far (set-up of an export)
         # law -> operationId -> the walks it made (sort_by/order labels), and what it planned
         self.law_walks: dict[str, dict[str, list[str]]] = {}
+        self._tags = 0
         self.pacer.watch = self._watch
         self.pacer.on_sent = self._tick
         if config.max_time is not None:
@@ -230,6 +232,14 @@ class Gate:
         self.progress(f"{line}; {_duration(elapsed)} elapsed; now: {self.family}; "
                       f"{errors} error(s), "
                       f"{len(self.violations) - errors} warning(s) so far")
+
+    def tag(self) -> str:
+        """A short marker for a value the gate writes (a law's text fields): from the seed and
+        a counter, so the same seed writes the same values (a random one made two runs of one
+        seed differ in every body a write law sent, and in where its records sorted)."""
+        self._tags += 1
+        return hashlib.blake2b(f"{self.config.seed}:{self._tags}".encode(),
+                               digest_size=4).hexdigest()
 
     def law_walked(self, law: str, op: Operation, label: str) -> None:
         """Record a walk a law made, so the report shows what each law covered."""

@@ -165,25 +165,38 @@ def load_schema(gate: Gate, *, stateful: bool = False) -> Any:
 
 @contextlib.contextmanager
 def _paced_sessions(gate: Gate, on_exhausted: Any) -> Iterator[None]:
-    """Every engine session gets the gate's adapter. schemathesis builds its sessions in
-    `engine.context.make_session` and offers no hook for the transport adapter; wrapping that
-    one function for the length of the run is the narrowest way in."""
+    """Every session schemathesis sends through gets the gate's adapter. It builds the engine's
+    sessions in `engine.context.make_session`, and a fresh `SameHostRedirectsSession` for the
+    requests it sends without credentials (`ignored_auth`'s probes, its auth inference) and
+    for any call without a session; it offers no hook for the transport adapter, so both are
+    wrapped for the length of the run (the narrowest way in). Before the second, those
+    requests (about 180 in a full run) went unpaced, uncounted and unwatched for 5xx."""
     import schemathesis.engine.context as engine_context
+    import schemathesis.transport.requests as transport
 
     original = engine_context.make_session
 
     guard = None if gate.config.allow_writes else gate.doc.read_request_guard()
 
+    def adapter() -> PacedAdapter:
+        made = PacedAdapter(gate.pacer, allow=guard)
+        adapters.append(made)
+        return made
+
     def make_session(*args: Any, **kwargs: Any) -> requests.Session:
-        adapter = PacedAdapter(gate.pacer, allow=guard)
-        adapters.append(adapter)
-        return mount(original(*args, **kwargs), adapter)
+        return mount(original(*args, **kwargs), adapter())
+
+    class PacedSession(transport.SameHostRedirectsSession):
+        def __init__(self) -> None:
+            super().__init__()
+            mount(self, adapter())
 
     adapters: list[PacedAdapter] = []
     previous = gate.pacer.on_exhausted
     gate.pacer.on_exhausted = on_exhausted
     try:
-        with mock.patch.object(engine_context, "make_session", make_session):
+        with mock.patch.object(engine_context, "make_session", make_session), \
+                mock.patch.object(transport, "SameHostRedirectsSession", PacedSession):
             yield
     finally:
         gate.pacer.on_exhausted = previous

@@ -61,6 +61,22 @@ def test_a_5xx_or_lost_response_on_any_request_fails_the_run(
         assert "no response (ReadTimeout" in violation.message, violation.message
 
 
+def test_a_5xx_to_a_request_schemathesis_sends_without_credentials_fails_the_run() -> None:
+    """`ignored_auth` resends an accepted request without its token, through a session of its
+    own; those requests go through the gate's transport too (paced, counted, watched). In the
+    fuzzing phase no other request goes without a token: before, only schemathesis' own
+    `ignored_auth` failure reported it, and the request was neither paced nor counted."""
+    wrap = lambda app: broken.ServerErrorOn(app, "GET", "/v1/skills", authorized=False)  # noqa: E731
+    with served(wrap=wrap) as (url, _):
+        result = gate(url, "--phases", "fuzzing", "--checks", "none", "--include", "listSkills",
+                      "--max-examples", "5")
+    found = _server_errors(result)
+    assert len(found) == 1, [repr(v) for v in result.violations]
+    assert found[0].details["sent_by"] == ["schemathesis"], found[0].details
+    assert "Authorization" not in (found[0].curl or ""), found[0].curl
+    assert result.verdict == "FAIL" and result.exit_code == 1
+
+
 def test_the_correct_mock_passes_the_same_runs() -> None:
     with served() as (url, _):
         for args in (LAWS, ["--phases", "none", "--checks", "auth", "--include", "listSkills"]):
