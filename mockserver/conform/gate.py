@@ -95,6 +95,7 @@ class Gate:
         # law -> operationId -> the walks it made (sort_by/order labels), and what it planned
         self.law_walks: dict[str, dict[str, list[str]]] = {}
         self._tags = 0
+        self.withheld_seen = 0  # the pacer's withheld count at the last scenario's end
         self.pacer.watch = self._watch
         self.pacer.on_sent = self._tick
         if config.max_time is not None:

@@ -252,7 +252,13 @@ def _on_event(gate: Gate, event: Any, seen: set[tuple[str, str, str]]) -> None:
     elif isinstance(event, events.ScenarioFinished):
         recorder = event.recorder
         if event.label:
-            gate.progress(f"  {event.phase.value:<9} {event.label}: {event.status.value}")
+            status = event.status.value
+            if status == "error" and gate.pacer.withheld > gate.withheld_seen:
+                # The only error a read-only run makes on purpose: a request that could
+                # write, not sent (the coverage phase tries undeclared methods).
+                status = "writes withheld (read-only run)"
+            gate.withheld_seen = gate.pacer.withheld
+            gate.progress(f"  {event.phase.value:<9} {event.label}: {status}")
         gate.count("schemathesis", len(recorder.cases))
         _observe(gate, recorder)
         for case_id, check_nodes in recorder.checks.items():

@@ -198,3 +198,23 @@ def test_the_plan_and_the_progress_lines() -> None:
     assert "estimate   ~" in plan and " requests, ~" in plan
     progress = [line for line in text.splitlines() if line.startswith("progress: ")]
     assert progress and " requests of ~" in progress[-1] and " left; " in progress[-1], progress
+
+
+def test_a_read_only_run_says_a_scenario_withheld_its_writes_rather_than_errored() -> None:
+    """The coverage phase tries methods a path does not declare; a read-only run does not
+    send them, and its progress says so instead of "error" (a PASS run full of errors)."""
+    import io
+
+    from mockserver.conform.cli import parse_config
+    from mockserver.conform.runner import run
+
+    with served() as (url, _):
+        config, _ = parse_config(["--base-url", url, "--token", WRITE, "--rate", "0",
+                                  "--seed", "1", "--phases", "coverage", "--checks", "none",
+                                  "--include", "listSkills"])
+        config.out = io.StringIO()
+        result = run(config)
+    progress = config.out.getvalue()
+    assert result.verdict == "PASS", result.violations
+    assert "coverage  GET /v1/skills: writes withheld (read-only run)" in progress, progress
+    assert ": error" not in progress, progress
