@@ -8,6 +8,7 @@ error shapes, pagination, the authentication matrix, state rules and rate limits
 
 from __future__ import annotations
 
+from . import catalogue  # noqa: F401  (every check and routine registered, wherever imported)
 from .gate import GateConfig
 from .report import RunResult
 from .runner import ConfigurationError, run

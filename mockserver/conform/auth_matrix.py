@@ -18,13 +18,29 @@ from typing import TYPE_CHECKING, Any
 
 from ..openapi.spec import Parameter
 from .discovery import collect_ids, fill_required, sample_value
-from .violations import AuthViolation, Exchange, severity_for
+from .registry import declare, fail, routine
 
 if TYPE_CHECKING:
     from ..openapi.spec import Operation
     from .gate import Gate
+    from .violations import Exchange
 
 __all__ = ["check_auth"]
+
+declare("auth_401", family="auth", option="auth", proofs=[
+    ("no token, malformed or unknown token → 401", "requests without a valid token accepted")])
+declare("foreign_token_refused", family="auth", option="auth", proofs=[
+    ("another workspace's token is refused",
+     "workspace scoping ignored for another workspace's token")])
+declare("foreign_namespace", family="auth", option="auth", proofs=[
+    ("nothing of the workspace reaches another workspace's token",
+     "workspace scoping ignored for another workspace's token")])
+declare("foreign_write_changed_nothing", family="auth", option="auth",
+        doc="another workspace's token's refused write changes nothing")
+declare("read_token_write_refused", family="auth", option="auth", proofs=[
+    ("a read-only token's writes → 403", "read-only token may write")])
+declare("read_write_changed_nothing", family="auth", option="auth", proofs=[
+    ("a read-only token's refused write changes nothing", "read-only token may write")])
 
 UNKNOWN_TOKEN = "conform-unknown-token-7f3c9a"
 MALFORMED = ("Bearer", "Token mock", "Basic Y29uZm9ybTpnYXRl")
@@ -32,6 +48,7 @@ MISSING_ID = "conform-nonexistent-0"
 MISSING_NODE_ID = "ffffffffffffffffffffffff"
 
 
+@routine("auth", "matrix")
 def check_auth(gate: Gate) -> None:
     assert gate.discovery is not None
     for op in gate.operations():
@@ -43,13 +60,6 @@ def check_auth(gate: Gate) -> None:
             _read_only(gate, op)
     if gate.config.foreign_token:
         _foreign_own_workspace(gate)
-
-
-def _violation(gate: Gate, op: Operation, check: str, message: str, exchange: Exchange,
-               provenance: str | None = None, **details: Any) -> None:
-    gate.add(AuthViolation(message, check=check, operation=op.operation_id,
-                           severity=severity_for(gate.doc.weakest(op.provenance, provenance)),
-                           exchange=exchange, details=details or None))
 
 
 def _placeholders(gate: Gate, op: Operation) -> dict[str, dict[str, Any]]:
@@ -97,7 +107,7 @@ def _unauthenticated(gate: Gate, op: Operation) -> None:
                              params=params.get("query"), path_params=params.get("path"), body=body)
         gate.count("auth")
         if exchange.status != 401:
-            _violation(gate, op, "auth_401", f"{label}: answered {exchange.status}, expected 401",
+            fail(gate, "auth_401", op, f"{label}: answered {exchange.status}, expected 401",
                        exchange)
 
 
@@ -117,7 +127,7 @@ def _unchanged(gate: Gate, op: Operation, before: tuple[Operation, Any] | None,
         return
     after = _snapshot(gate, op, params)
     if after is not None and after[1] != before[1]:
-        _violation(gate, op, f"{who}_write_changed_nothing",
+        fail(gate, f"{who}_write_changed_nothing", op,
                    f"a refused write by the {who} token changed the resource "
                    f"(read back with {before[0].operation_id})", exchange)
 
@@ -141,7 +151,7 @@ def _foreign(gate: Gate, op: Operation) -> None:
             # checks is not documented: a 400 is a refusal too (the read-back still checks).
             allowed.add(400)
         if exchange.status not in allowed:
-            _violation(gate, op, "foreign_token_refused",
+            fail(gate, "foreign_token_refused", op,
                        f"a token of another workspace answered {exchange.status}, expected "
                        f"{' or '.join(map(str, sorted(allowed)))}", exchange)
     _namespace(gate, op, exchange)
@@ -173,7 +183,7 @@ def _namespace(gate: Gate, op: Operation, exchange: Exchange) -> None:
     asked = exchange.url + " " + repr(exchange.body)
     leaked = sorted(key for key in seen if key not in asked)
     if leaked:
-        _violation(gate, op, "foreign_namespace",
+        fail(gate, "foreign_namespace", op,
                    f"a token of another workspace received {len(leaked)} key(s) of workspace "
                    f"{gate.workspace!r}'s records: {leaked[:5]}", exchange, leaked=leaked[:20])
 
@@ -222,13 +232,13 @@ def _read_only(gate: Gate, op: Operation) -> None:
     gate.count("auth")
     if exchange.status is not None and 200 <= exchange.status < 300:
         # "write endpoints require a token with write access" is documented.
-        _violation(gate, op, "read_token_write_refused",
+        fail(gate, "read_token_write_refused", op,
                    f"a read-only token's write was accepted ({exchange.status}), expected 403",
                    exchange)
     elif exchange.status != 403:
         # Which status a read-only token's write gets is not shown in the description: the
         # document's 403 is inferred, so another refusal is a warning.
-        _violation(gate, op, "read_token_write_refused",
+        fail(gate, "read_token_write_refused", op,
                    f"a read-only token's write answered {exchange.status}, expected 403",
-                   exchange, "inferred")
+                   exchange, provenance="inferred")
     _unchanged(gate, op, before, params, "read", exchange)

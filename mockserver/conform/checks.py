@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 import schemathesis
 
 from .document import Document
+from .registry import declare
 from .violations import ErrorShapeViolation, Exchange, SchemathesisViolation, severity_for
 
 if TYPE_CHECKING:
@@ -25,6 +26,11 @@ __all__ = ["GATE_SCHEMAS", "created_record", "error_shape_violation"]
 # module docstring). Keyed by the raw dict because filtered copies of a schema share it; the
 # runner removes its entry when its run ends.
 GATE_SCHEMAS: dict[int, Document] = {}
+
+declare("error_shape", family="error-shape", option=None, proofs=[
+    ('every 4xx body is exactly `{"error": string}`', "error body with an extra key")])
+declare("error_status_documented", family="error-shape", option=None, proofs=[
+    ("every 4xx is a status the operation documents", "undocumented 4xx status")])
 
 
 def error_shape_violation(doc: Document, op: Operation, exchange: Exchange) -> ErrorShapeViolation | None:

@@ -14,8 +14,9 @@ import sys
 from pathlib import Path
 from urllib.parse import urlparse
 
+from .catalogue import check_options
 from .client import DEFAULT_RATE
-from .gate import ALL_PHASES, OWN_CHECKS, GateConfig
+from .gate import ALL_PHASES, GateConfig
 from .report import format_summary, write_json, write_junit
 
 __all__ = ["build_parser", "main", "parse_config"]
@@ -89,9 +90,9 @@ def build_parser(prog: str = "python -m mockserver conform") -> argparse.Argumen
     parser.add_argument("--phases", default=",".join(ALL_PHASES),
                         help="schemathesis phases to run, comma-separated, or 'none' "
                         f"(default {','.join(ALL_PHASES)})")
-    parser.add_argument("--checks", default=",".join(OWN_CHECKS),
+    parser.add_argument("--checks", default=",".join(check_options()),
                         help="the gate's own check families to run, comma-separated, or 'none' "
-                        f"(default {','.join(OWN_CHECKS)}; state needs --allow-writes, "
+                        f"(default {','.join(check_options())}; state needs --allow-writes, "
                         "ratelimit needs --rate-limit-probe)")
     parser.add_argument("--report", action="append", default=[], metavar="KIND:PATH",
                         help="junit:PATH or json:PATH (repeatable)")
@@ -156,9 +157,9 @@ def parse_config(argv: list[str], prog: str | None = None,
     checks: tuple[str, ...] = ()
     if args.checks.strip() != "none":
         checks = tuple(c.strip() for c in args.checks.split(",") if c.strip())
-        unknown = sorted(set(checks) - set(OWN_CHECKS))
+        unknown = sorted(set(checks) - set(check_options()))
         if unknown:
-            raise UsageError(f"--checks: unknown {unknown}; known: {', '.join(OWN_CHECKS)}")
+            raise UsageError(f"--checks: unknown {unknown}; known: {', '.join(check_options())}")
     reports = _reports(args.report)
     base_url = args.base_url.rstrip("/")
     if base_url.endswith("/v1"):

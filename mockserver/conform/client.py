@@ -67,6 +67,7 @@ class Pacer:
     clock: Callable[[], float] = time.monotonic
     sent: int = 0
     rate_limited: int = 0  # 429s seen (and waited out)
+    withheld: int = 0  # requests a read-only run refused to send (PacedAdapter's guard)
     on_exhausted: Callable[[], None] | None = None  # called once the run stops
     deadline: float | None = None  # clock() past which the run stops (--max-time)
     stop_reason: str | None = None
@@ -144,6 +145,7 @@ class PacedAdapter(HTTPAdapter):
     def send(self, request: requests.PreparedRequest, *args: Any, **kwargs: Any) -> requests.Response:
         if self.allow is not None and not self.allow(request.method or "", request.url or ""):
             self.withheld += 1
+            self.pacer.withheld += 1
             raise WriteWithheld(f"read-only run: {request.method} {request.url} not sent")
         attempts = 0
         while True:

@@ -11,9 +11,9 @@ Every id seen on the way is kept for the namespace check of the auth matrix.
 from __future__ import annotations
 
 from collections import deque
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from .discovered import Discovery
 from .document import item_key
 
 if TYPE_CHECKING:
@@ -21,27 +21,6 @@ if TYPE_CHECKING:
     from .gate import Gate
 
 __all__ = ["Discovery", "collect_ids", "discover", "fill_required", "sample_value"]
-
-
-@dataclass
-class Discovery:
-    workspace: str
-    workspaces: list[str]
-    # operationId -> {"path": {...}, "query": {...}}: values that reach a real resource.
-    params: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
-    bodies: dict[str, Any] = field(default_factory=dict)  # operationId -> a 200 body seen
-    ids: set[str] = field(default_factory=set)  # keys of the workspace's records seen
-    roots: list[str] = field(default_factory=list)  # operations that need only a workspace
-
-    def ready(self, op: Operation) -> dict[str, dict[str, Any]] | None:
-        """Parameters for `op` with every required one filled, or None when not reachable."""
-        found = self.params.get(op.operation_id)
-        if found is None:
-            return None
-        for param in op.parameters:
-            if param.required and param.name not in found.get(param.location, {}):
-                return None
-        return found
 
 
 def sample_value(param: Parameter) -> Any:

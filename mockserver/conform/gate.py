@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import sys
 import threading
@@ -15,16 +16,25 @@ import requests
 from .checks import error_shape_violation
 from .client import DEFAULT_RATE, ConformClient, Pacer
 from .document import Document, OperationFilter
+from .registry import OPTIONS, declare
 from .violations import Exchange, ServerErrorViolation, Severity, Violation
 
 if TYPE_CHECKING:
     from ..openapi.spec import Operation
-    from .discovery import Discovery
+    from .discovered import Discovery
 
 __all__ = ["ALL_PHASES", "OWN_CHECKS", "Gate", "GateConfig"]
 
 ALL_PHASES = ("examples", "coverage", "fuzzing", "stateful")
-OWN_CHECKS = ("pagination", "laws", "auth", "state", "ratelimit")
+OWN_CHECKS = OPTIONS  # the --checks options (catalogue.check_options: those checks declare)
+
+declare("server_error", family="server-error", option=None, proofs=[
+    ("a 5xx on any request the gate sends fails the run, once per operation (here: the laws' "
+     "requests)", "a law's request answers 500"),
+    ("the same, on discovery's requests", "discovery answers 500"),
+    ("the same, on the auth matrix's requests", "the auth matrix meets a 500"),
+    ("the same, on schemathesis' requests", "a schemathesis request answers 500"),
+    ("a time-out (or dropped connection) counts as a 5xx", "a law's request times out")])
 
 
 @dataclass
@@ -84,6 +94,8 @@ class Gate:
         self.trail: list[Exchange] = []  # this family's writes so far (set-up of an export)
         # law -> operationId -> the walks it made (sort_by/order labels), and what it planned
         self.law_walks: dict[str, dict[str, list[str]]] = {}
+        self._tags = 0
+        self.withheld_seen = 0  # the pacer's withheld count at the last scenario's end
         self.pacer.watch = self._watch
         self.pacer.on_sent = self._tick
         if config.max_time is not None:
@@ -221,6 +233,14 @@ class Gate:
         self.progress(f"{line}; {_duration(elapsed)} elapsed; now: {self.family}; "
                       f"{errors} error(s), "
                       f"{len(self.violations) - errors} warning(s) so far")
+
+    def tag(self) -> str:
+        """A short marker for a value the gate writes (a law's text fields): from the seed and
+        a counter, so the same seed writes the same values (a random one made two runs of one
+        seed differ in every body a write law sent, and in where its records sorted)."""
+        self._tags += 1
+        return hashlib.blake2b(f"{self.config.seed}:{self._tags}".encode(),
+                               digest_size=4).hexdigest()
 
     def law_walked(self, law: str, op: Operation, label: str) -> None:
         """Record a walk a law made, so the report shows what each law covered."""

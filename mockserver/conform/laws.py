@@ -16,28 +16,49 @@ Read laws (run without --allow-writes):
 - namespaces: every item of a list for workspace A that names a workspace names A, and a
   token's lists for two of its workspaces share no record.
 
-Write laws (only with --allow-writes), in `write_laws.py`.
+Hierarchy (reads too): `law_hierarchy.py`. Write laws (only with --allow-writes): `law_patches.py`
+(PATCH read-your-writes), `law_creates.py` (creates, body defaults, deletes),
+`law_failed_writes.py` (refused writes leave no trace). Shared walking: `law_walk.py`.
 """
 
 from __future__ import annotations
 
-import datetime as dt
 from typing import TYPE_CHECKING, Any
 
 from .document import item_key
-from .violations import Exchange, LawViolation, severity_for
+from .law_walk import MISSING, PAGE, field_value, lists, query_enum, sort_key, walk
+from .registry import declare, fail, routine
 
 if TYPE_CHECKING:
     from ..openapi.spec import Filter, Operation, Order
     from .gate import Gate
+    from .violations import Exchange
 
-__all__ = ["READ_LAWS", "check_read_laws", "field_value", "filter_spec", "missing_law_walks",
-           "order_spec", "order_walks"]
+__all__ = ["check_defaults", "check_filters", "check_namespaces", "check_ordering",
+           "filter_spec", "missing_law_walks", "order_spec", "order_walks"]
 
-PAGE = 100
-# Pages a law walks at most: enough for the mock's datasets; on a large real dataset a law
-# compares what it read and says so (a filtered walk is then only checked item by item).
-LAW_PAGES = 5
+declare("law_ordering", family="laws", option="laws", proofs=[
+    ("lists are sorted by their `x-order` field, for each `order`/`sort_by` value and by "
+     "default", "order ignored"),
+    ("the same, for `sort_by`", "sort_by ignored"),
+    ("the same, over several fields (knowledge nodes: `depth`, then `title`)",
+     "nodes sorted by title alone"),
+    ("a law walks every list it applies to: a defect in the second list of a run is caught",
+     "sort_by ignored on the second list")])
+declare("law_filter", family="laws", option="laws", proofs=[
+    ("filtered items satisfy the filter; filtered = unfiltered filtered on the client",
+     "status=open filter leaks"),
+    ("the same: no matching item missing from a filtered list", "status filter misses items")])
+declare("law_default", family="laws", option="laws", proofs=[
+    ("omitting a parameter answers as its documented default (page size 20, `order`, "
+     "`sort_by`, `all_versions` ...)", "50 items without limit"),
+    ("a body property omitted is recorded with its documented default",
+     "escalation resolved as reviewed by default")])
+declare("law_namespace", family="laws", option="laws", proofs=[
+    ("a list for workspace A holds only A's records", "list holds another workspace's record")])
+declare("law_coverage", family="laws", option="laws", proofs=[
+    ("a law that stops early leaves walks it owed: the run is INCOMPLETE, naming them",
+     "a law stops after its first list")])
 
 
 def order_spec(gate: Gate, op: Operation) -> Order | None:
@@ -50,90 +71,7 @@ def filter_spec(gate: Gate, op: Operation) -> dict[str, Filter]:
     return {facts.param: facts for facts in op.filters}
 
 
-def field_value(item: Any, field: str) -> Any:
-    node = item
-    for part in field.split("."):
-        if not isinstance(node, dict) or part not in node:
-            return _MISSING
-        node = node[part]
-    return node
-
-
-_MISSING = object()
-
-
-def _sort_key(value: Any) -> Any:
-    if isinstance(value, str) and len(value) >= 10 and value[4:5] == "-" and value[7:8] == "-":
-        try:
-            parsed = dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
-            if parsed.tzinfo is None:
-                parsed = parsed.replace(tzinfo=dt.UTC)
-            return (0, parsed.timestamp())
-        except ValueError:
-            pass
-    if isinstance(value, bool):
-        return (1, int(value))
-    if isinstance(value, int | float):
-        return (1, value)
-    return (2, str(value))
-
-
-def _fail(gate: Gate, op: Operation, law: str, message: str, exchange: Exchange | None,
-          provenance: str | None = None, **details: Any) -> None:
-    gate.add(LawViolation(message, check=law, operation=op.operation_id,
-                          severity=severity_for(gate.doc.weakest(op.provenance, provenance)),
-                          exchange=exchange, details=details or None))
-
-
-def _walk(gate: Gate, op: Operation, params: dict[str, dict[str, Any]], extra: dict[str, Any],
-          *, limit: int | None = PAGE, max_pages: int | None = None,
-          ) -> tuple[list[Any], Exchange | None, bool]:
-    """Items of a list walk with `extra` query parameters: (items, first exchange, complete).
-    None when a page is not a 200 list (the pagination family reports that)."""
-    items: list[Any] = []
-    first: Exchange | None = None
-    cursor = None
-    for _ in range(max_pages or min(LAW_PAGES, gate.config.max_pages)):
-        query = {**params.get("query", {}), **extra}
-        if limit is not None:
-            query["limit"] = limit
-        if cursor is not None:
-            query["cursor"] = cursor
-        exchange = gate.call(op, params=query, path_params=params.get("path"))
-        gate.count("laws")
-        first = first or exchange
-        body = exchange.json()
-        if exchange.status != 200 or not isinstance(body, dict) or \
-                not isinstance(body.get("data"), list):
-            return items, first, False
-        items.extend(body["data"])
-        cursor = body.get("next_cursor")
-        if not body.get("has_more") or not cursor:
-            return items, first, True
-    return items, first, False
-
-
-def _lists(gate: Gate, *, selected: bool = True) -> list[tuple[Operation, dict[str, dict[str, Any]]]]:
-    """Paginated GETs discovery reached (only the selected ones unless `selected=False`)."""
-    assert gate.discovery is not None
-    found = []
-    for op in gate.operations(writes=False) if selected else gate.doc.operations:
-        if op.method != "GET" or not op.paginated:
-            continue
-        params = gate.discovery.ready(op)
-        if params is not None:
-            found.append((op, params))
-    return found
-
-
 # -- ordering ------------------------------------------------------------------------------
-
-
-def _query_enum(op: Operation, name: str) -> tuple[list[Any], Any] | None:
-    for param in op.parameters:
-        if param.location == "query" and param.name == name:
-            return list(param.schema.get("enum") or []), param.default
-    return None
 
 
 def _check_sorted(gate: Gate, op: Operation, items: list[Any], fields: tuple[str, ...],
@@ -143,18 +81,18 @@ def _check_sorted(gate: Gate, op: Operation, items: list[Any], fields: tuple[str
     previous: tuple[Any, ...] | None = None
     for index, item in enumerate(items):
         values = tuple(field_value(item, f) for f in fields)
-        if any(v is _MISSING or v is None for v in values):
+        if any(v is MISSING or v is None for v in values):
             continue  # records without the sort key are placed by the server's own rule
         if previous is not None:
-            before, now = tuple(map(_sort_key, previous)), tuple(map(_sort_key, values))
+            before, now = tuple(map(sort_key, previous)), tuple(map(sort_key, values))
             if (now > before) if descending else (now < before):
                 direction = "descending" if descending else "ascending"
                 shown = values[0] if len(values) == 1 else values
                 after = previous[0] if len(previous) == 1 else previous
-                _fail(gate, op, "law_ordering",
-                      f"{label}: items are not {direction} by {field}: item {index} "
-                      f"({item_key(item)!r}) has {field}={shown!r} after {after!r}",
-                      exchange, provenance, field=field)
+                fail(gate, "law_ordering", op,
+                     f"{label}: items are not {direction} by {field}: item {index} "
+                     f"({item_key(item)!r}) has {field}={shown!r} after {after!r}",
+                     exchange, provenance=provenance, field=field)
                 return
         previous = values
 
@@ -165,8 +103,8 @@ def order_walks(op: Operation) -> list[tuple[dict[str, Any], tuple[str, ...]]]:
     spec = op.order
     if spec is None:
         return []
-    orders = _query_enum(op, "order")
-    sorts = _query_enum(op, "sort_by")
+    orders = query_enum(op, "order")
+    sorts = query_enum(op, "sort_by")
     fields: dict[Any, tuple[str, ...] | None]
     if spec.by_sort and sorts is not None:
         fields = dict(spec.by_sort)
@@ -195,13 +133,14 @@ def walk_label(extra: dict[str, Any]) -> str:
     return " ".join(f"{k}={v}" for k, v in extra.items()) or "no order parameter"
 
 
+@routine("laws", "ordering", order=1)
 def check_ordering(gate: Gate) -> None:
-    for op, params in _lists(gate):
+    for op, params in lists(gate):
         spec = order_spec(gate, op)
         if spec is None:
             continue
         for extra, field in order_walks(op):
-            items, exchange, _ = _walk(gate, op, params, extra, max_pages=3)
+            items, exchange, _ = walk(gate, op, params, extra, max_pages=3)
             descending = (extra.get("order") or spec.direction) == "desc"
             label = walk_label(extra)
             gate.law_walked("law_ordering", op, label)
@@ -216,7 +155,7 @@ def missing_law_walks(gate: Gate) -> list[str]:
         return []
     gaps = []
     walked = gate.law_walks
-    for op, _params in _lists(gate):
+    for op, _params in lists(gate):
         done = set(walked.get("law_ordering", {}).get(op.operation_id, []))
         owed = [walk_label(extra) for extra, _ in order_walks(op)]
         missing = [label for label in owed if label not in done]
@@ -242,49 +181,51 @@ def _matches(item: Any, spec: Filter, value: Any) -> bool:
     return False
 
 
+@routine("laws", "filters", order=2)
 def check_filters(gate: Gate) -> None:
-    for op, params in _lists(gate):
+    for op, params in lists(gate):
         filters = filter_spec(gate, op)
         if not filters:
             continue
-        whole, _, complete = _walk(gate, op, params, {})
+        whole, _, complete = walk(gate, op, params, {})
         gate.law_walked("law_filter", op, "unfiltered")
         for name, spec in filters.items():
             if name in params.get("query", {}):
                 continue  # discovery fixed it (a required filter): nothing to compare with
-            enum = _query_enum(op, name)
+            enum = query_enum(op, name)
             values: list[Any] = list(enum[0]) if enum and enum[0] else []
             if not values:
                 seen = [field_value(item, spec.field) for item in whole]
                 values = sorted({v for v in seen if isinstance(v, str) and v})[:2]
             for value in values:
-                items, exchange, done = _walk(gate, op, params, {name: value})
+                items, exchange, done = walk(gate, op, params, {name: value})
                 gate.law_walked("law_filter", op, f"{name}={value}")
                 wrong = [item for item in items if not _matches(item, spec, value)]
                 if wrong:
-                    _fail(gate, op, "law_filter",
-                          f"{name}={value}: item {item_key(wrong[0])!r} has "
-                          f"{spec.field}={field_value(wrong[0], spec.field)!r}",
-                          exchange, spec.provenance, parameter=name)
+                    fail(gate, "law_filter", op,
+                         f"{name}={value}: item {item_key(wrong[0])!r} has "
+                         f"{spec.field}={field_value(wrong[0], spec.field)!r}",
+                         exchange, provenance=spec.provenance, parameter=name)
                     continue
                 if complete and done:
                     expected = {item_key(i) for i in whole if _matches(i, spec, value)}
                     got = {item_key(i) for i in items}
                     if expected != got:
                         missing = sorted(map(str, expected - got))[:5]
-                        _fail(gate, op, "law_filter",
-                              f"{name}={value}: the filtered list is not the unfiltered list "
-                              f"filtered on {spec.field}: missing {missing}, "
-                              f"extra {sorted(map(str, got - expected))[:5]}",
-                              exchange, spec.provenance, parameter=name)
+                        fail(gate, "law_filter", op,
+                             f"{name}={value}: the filtered list is not the unfiltered list "
+                             f"filtered on {spec.field}: missing {missing}, "
+                             f"extra {sorted(map(str, got - expected))[:5]}",
+                             exchange, provenance=spec.provenance, parameter=name)
 
 
 # -- documented defaults -------------------------------------------------------------------
 
 
+@routine("laws", "defaults", order=3)
 def check_defaults(gate: Gate) -> None:
     """Omitting a query parameter that documents a default answers as sending the default."""
-    for op, params in _lists(gate):
+    for op, params in lists(gate):
         fixed = params.get("query", {})
         for param in op.parameters:
             if param.location != "query" or param.default is None or param.name in fixed:
@@ -308,42 +249,44 @@ def check_defaults(gate: Gate) -> None:
                 continue
             if a.get("data") != b.get("data"):
                 count = len(a.get("data") or [])
-                _fail(gate, op, "law_default",
-                      f"omitting {param.name} does not answer as {param.name}={text} (its "
-                      f"documented default): {count} item(s) vs {len(b.get('data') or [])}, "
-                      "or a different order or content", omitted,
-                      gate.doc.parameter_provenance(op, param.name), parameter=param.name)
+                fail(gate, "law_default", op,
+                     f"omitting {param.name} does not answer as {param.name}={text} (its "
+                     f"documented default): {count} item(s) vs {len(b.get('data') or [])}, "
+                     "or a different order or content", omitted,
+                     provenance=gate.doc.parameter_provenance(op, param.name),
+                     parameter=param.name)
 
 
 # -- namespaces ----------------------------------------------------------------------------
 
 
+@routine("laws", "namespaces", order=4)
 def check_namespaces(gate: Gate) -> None:
     """A list for workspace A holds only A's records (those that name a workspace), and the
     token's lists for two of its workspaces share no record."""
     assert gate.discovery is not None
     others = [w for w in gate.discovery.workspaces if w != gate.workspace]
-    for op, params in _lists(gate):
-        items, exchange, _ = _walk(gate, op, params, {}, max_pages=2)
+    for op, params in lists(gate):
+        items, exchange, _ = walk(gate, op, params, {}, max_pages=2)
         gate.law_walked("law_namespace", op, gate.workspace)
         foreign = [i for i in items if isinstance(i, dict) and "workspace_id" in i
                    and i["workspace_id"] not in (gate.workspace, None)]
         if foreign:
-            _fail(gate, op, "law_namespace",
-                  f"a list for {gate.workspace} holds {item_key(foreign[0])!r} of workspace "
-                  f"{foreign[0]['workspace_id']!r}", exchange)
+            fail(gate, "law_namespace", op,
+                 f"a list for {gate.workspace} holds {item_key(foreign[0])!r} of workspace "
+                 f"{foreign[0]['workspace_id']!r}", exchange)
             continue
         if not others or not _workspace_scoped(op):
             continue
         # Only records that belong to one workspace (users, say, belong to several).
         mine = {item_key(i) for i in items if isinstance(i, dict) and "workspace_id" in i}
         other_params = _for_workspace(op, params, others[0])
-        theirs, other_exchange, _ = _walk(gate, op, other_params, {}, max_pages=2)
+        theirs, other_exchange, _ = walk(gate, op, other_params, {}, max_pages=2)
         shared = sorted(map(str, mine & {item_key(i) for i in theirs} - {None}))
         if shared:
-            _fail(gate, op, "law_namespace",
-                  f"the lists for {gate.workspace} and {others[0]} share {shared[:5]}",
-                  other_exchange)
+            fail(gate, "law_namespace", op,
+                 f"the lists for {gate.workspace} and {others[0]} share {shared[:5]}",
+                 other_exchange)
 
 
 def _workspace_scoped(op: Operation) -> bool:
@@ -359,19 +302,3 @@ def _for_workspace(op: Operation, params: dict[str, dict[str, Any]],
     else:
         copy.setdefault("query", {})["workspace_id"] = workspace
     return copy
-
-
-READ_LAWS = {
-    "ordering": check_ordering,
-    "filters": check_filters,
-    "defaults": check_defaults,
-    "namespaces": check_namespaces,
-}
-
-
-def check_read_laws(gate: Gate) -> None:
-    from .write_laws import check_hierarchy  # reads always; writes too with --allow-writes
-
-    for name, law in {**READ_LAWS, "hierarchy": check_hierarchy}.items():
-        gate.progress(f"laws        {name}")
-        law(gate)

@@ -12,17 +12,37 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from .document import item_key
-from .violations import Exchange, PaginationViolation, severity_for
+from .registry import declare, fail, routine
 
 if TYPE_CHECKING:
     from ..openapi.spec import Operation
     from .gate import Gate
+    from .violations import Exchange
 
 __all__ = ["check_pagination"]
+
+
+def _declare(name: str, what: str, defect: str) -> None:
+    declare(name, family="pagination", option="pagination", proofs=[(what, defect)])
+
+
+_declare("pagination_unique", "a limit=2 walk yields each item once", "duplicate item across pages")
+_declare("pagination_complete", "a limit=2 walk and a limit=100 walk list the same items",
+         "duplicate item across pages")
+_declare("pagination_walk", "every page of a walk answers 200 with a `data` array",
+         "later pages answer 500")
+_declare("pagination_limit", "no page holds more items than its `limit`",
+         "page holds more items than limit")
+_declare("pagination_next_cursor", "`next_cursor` is null exactly when `has_more` is false",
+         "has_more false beside a next_cursor")
+_declare("pagination_refuses_limit", "limit=0 and limit=101 → 400", "out-of-range limit ignored")
+_declare("pagination_refuses_cursor", "a forged cursor → 400",
+         "forged cursor read as the first page")
 
 FORGED_CURSOR = "Zm9yZ2VkLWJ5LXRoZS1jb25mb3JtYW5jZS1nYXRl"  # base64 of a made-up cursor
 
 
+@routine("pagination", "lists")
 def check_pagination(gate: Gate) -> None:
     assert gate.discovery is not None
     for op in gate.operations(writes=False):
@@ -34,16 +54,6 @@ def check_pagination(gate: Gate) -> None:
             continue
         gate.progress(f"pagination  {op.operation_id}")
         _check_operation(gate, op, params)
-
-
-def _violation(gate: Gate, op: Operation, check: str, message: str, exchange: Exchange | None,
-               parameter: str | None = None, **details: Any) -> None:
-    provenance = op.provenance
-    if parameter is not None:
-        provenance = gate.doc.weakest(provenance, gate.doc.parameter_provenance(op, parameter))
-    gate.add(PaginationViolation(message, check=check, operation=op.operation_id,
-                                 severity=severity_for(provenance), exchange=exchange,
-                                 details=details or None))
 
 
 def _walk(gate: Gate, op: Operation, params: dict[str, dict[str, Any]], limit: int,
@@ -62,22 +72,23 @@ def _walk(gate: Gate, op: Operation, params: dict[str, dict[str, Any]], limit: i
         gate.count("pagination")
         body = exchange.json()
         if exchange.status != 200 or not isinstance(body, dict):
-            _violation(gate, op, "pagination_walk", f"page request answered {exchange.status}",
+            fail(gate, "pagination_walk", op, f"page request answered {exchange.status}",
                        exchange)
             return keys, exchanges, False
         items = body.get("data")
         if not isinstance(items, list):
-            _violation(gate, op, "pagination_walk", "page has no data array", exchange)
+            fail(gate, "pagination_walk", op, "page has no data array", exchange)
             return keys, exchanges, False
         if len(items) > limit:
-            _violation(gate, op, "pagination_limit",
-                       f"page of limit={limit} holds {len(items)} items", exchange, "limit")
+            fail(gate, "pagination_limit", op, f"page of limit={limit} holds {len(items)} items",
+                 exchange, provenance=gate.doc.parameter_provenance(op, "limit"))
         keys.extend(item_key(item) for item in items)
         has_more, next_cursor = body.get("has_more"), body.get("next_cursor")
         if (next_cursor is None) != (has_more is False):
-            _violation(gate, op, "pagination_next_cursor",
+            fail(gate, "pagination_next_cursor", op,
                        f"next_cursor={next_cursor!r} with has_more={has_more!r}; next_cursor "
-                       "must be null exactly when has_more is false", exchange, "cursor")
+                       "must be null exactly when has_more is false", exchange,
+                 provenance=gate.doc.parameter_provenance(op, "cursor"))
         if not has_more or not next_cursor:
             return keys, exchanges, True
         cursor = next_cursor
@@ -93,10 +104,11 @@ def _check_operation(gate: Gate, op: Operation, params: dict[str, dict[str, Any]
         for index, key in enumerate(keys):
             if key in seen:
                 page = index // 2
-                _violation(gate, op, "pagination_unique",
+                fail(gate, "pagination_unique", op,
                            f"item {key!r} appears more than once in a limit=2 walk "
                            f"(again on page {page + 1})",
-                           exchanges[min(page, len(exchanges) - 1)], "cursor", key=key)
+                           exchanges[min(page, len(exchanges) - 1)],
+                     provenance=gate.doc.parameter_provenance(op, "cursor"), key=key)
                 break
             seen.add(key)
         if completed:
@@ -104,10 +116,10 @@ def _check_operation(gate: Gate, op: Operation, params: dict[str, dict[str, Any]
             if whole_done and set(whole) != seen:
                 missing = sorted(map(str, set(whole) - seen))[:5]
                 extra = sorted(map(str, seen - set(whole)))[:5]
-                _violation(gate, op, "pagination_complete",
+                fail(gate, "pagination_complete", op,
                            f"a limit=2 walk and a limit=100 walk disagree: missing from the "
                            f"limit=2 walk {missing}, only in it {extra}",
-                           whole_exchanges[0], "cursor")
+                     whole_exchanges[0], provenance=gate.doc.parameter_provenance(op, "cursor"))
     _refusals(gate, op, params)
 
 
@@ -122,6 +134,7 @@ def _refusals(gate: Gate, op: Operation, params: dict[str, dict[str, Any]]) -> N
         exchange = gate.call(op, params={**base, **extra}, path_params=params.get("path"))
         gate.count("pagination")
         if exchange.status != 400:
-            _violation(gate, op, f"pagination_refuses_{parameter}",
-                       f"{label} answered {exchange.status}, expected 400", exchange, parameter)
+            fail(gate, f"pagination_refuses_{parameter}", op,
+                       f"{label} answered {exchange.status}, expected 400", exchange,
+                 provenance=gate.doc.parameter_provenance(op, parameter))
 

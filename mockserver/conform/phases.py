@@ -27,6 +27,7 @@ from schemathesis.engine import events, from_schema
 
 from . import checks as gate_checks
 from .client import BudgetExhausted, PacedAdapter, WriteWithheld, mount
+from .registry import declare, routine
 from .violations import Exchange, SchemathesisViolation, Severity, Violation, severity_for
 from .wire import invalid_part
 
@@ -36,6 +37,8 @@ if TYPE_CHECKING:
 
 __all__ = ["READ_ONLY_CHECKS", "WRITE_CHECKS", "run_phases"]
 
+# unsupported_method sends other methods to each path: writes, so only with --allow-writes.
+WRITE_CHECKS = ("unsupported_method",)
 # Built-in checks that only look at responses, or send reads of their own.
 READ_ONLY_CHECKS = (
     "not_a_server_error",
@@ -54,11 +57,22 @@ READ_ONLY_CHECKS = (
     # negative_data_rejection for the coverage phase, on the request as sent (checks.py).
     "conform_coverage_rejection",
 )
+declare("negative_data_rejection", family="schemathesis", option=None, proofs=[
+    ("a request invalid on the wire is refused with a documented 4xx", "invalid limit accepted")])
+declare("ensure_resource_availability", family="schemathesis", option=None, proofs=[
+    ("a record a create answered with is found by the requests its links lead to (stateful "
+     "phase)", "create keeps nothing")])
+declare("response_schema_conformance", family="schemathesis", option=None, proofs=[
+    ("responses match the document's schemas", "response misses a required property")])
+for _name in ("status_code_conformance", "content_type_conformance",
+              "response_headers_conformance", "missing_required_header", "ignored_auth",
+              "use_after_free", "unsupported_method"):
+    declare(_name, family="schemathesis", option=None, writes=_name in WRITE_CHECKS,
+            doc="schemathesis' built-in check of that name")
+
 # Gate checks reported under the name of the schemathesis check they stand in for.
 REPORTED_AS = {"conform_resource_availability": "ensure_resource_availability",
                "conform_coverage_rejection": "negative_data_rejection"}
-# unsupported_method sends other methods to each path: writes, so only with --allow-writes.
-WRITE_CHECKS = ("unsupported_method",)
 
 
 def rejection_statuses(gate: Gate, op: Operation) -> list[str]:
@@ -151,25 +165,38 @@ def load_schema(gate: Gate, *, stateful: bool = False) -> Any:
 
 @contextlib.contextmanager
 def _paced_sessions(gate: Gate, on_exhausted: Any) -> Iterator[None]:
-    """Every engine session gets the gate's adapter. schemathesis builds its sessions in
-    `engine.context.make_session` and offers no hook for the transport adapter; wrapping that
-    one function for the length of the run is the narrowest way in."""
+    """Every session schemathesis sends through gets the gate's adapter. It builds the engine's
+    sessions in `engine.context.make_session`, and a fresh `SameHostRedirectsSession` for the
+    requests it sends without credentials (`ignored_auth`'s probes, its auth inference) and
+    for any call without a session; it offers no hook for the transport adapter, so both are
+    wrapped for the length of the run (the narrowest way in). Before the second, those
+    requests (about 180 in a full run) went unpaced, uncounted and unwatched for 5xx."""
     import schemathesis.engine.context as engine_context
+    import schemathesis.transport.requests as transport
 
     original = engine_context.make_session
 
     guard = None if gate.config.allow_writes else gate.doc.read_request_guard()
 
+    def adapter() -> PacedAdapter:
+        made = PacedAdapter(gate.pacer, allow=guard)
+        adapters.append(made)
+        return made
+
     def make_session(*args: Any, **kwargs: Any) -> requests.Session:
-        adapter = PacedAdapter(gate.pacer, allow=guard)
-        adapters.append(adapter)
-        return mount(original(*args, **kwargs), adapter)
+        return mount(original(*args, **kwargs), adapter())
+
+    class PacedSession(transport.SameHostRedirectsSession):
+        def __init__(self) -> None:
+            super().__init__()
+            mount(self, adapter())
 
     adapters: list[PacedAdapter] = []
     previous = gate.pacer.on_exhausted
     gate.pacer.on_exhausted = on_exhausted
     try:
-        with mock.patch.object(engine_context, "make_session", make_session):
+        with mock.patch.object(engine_context, "make_session", make_session), \
+                mock.patch.object(transport, "SameHostRedirectsSession", PacedSession):
             yield
     finally:
         gate.pacer.on_exhausted = previous
@@ -180,6 +207,7 @@ def _paced_sessions(gate: Gate, on_exhausted: Any) -> Iterator[None]:
                       whose="run")
 
 
+@routine("schemathesis", "phases")
 def run_phases(gate: Gate) -> None:
     """The unit phases asked for in one engine run (ids pinned), then the stateful phase in
     another (ids from the links); a failure both runs find is reported once."""
@@ -224,7 +252,13 @@ def _on_event(gate: Gate, event: Any, seen: set[tuple[str, str, str]]) -> None:
     elif isinstance(event, events.ScenarioFinished):
         recorder = event.recorder
         if event.label:
-            gate.progress(f"  {event.phase.value:<9} {event.label}: {event.status.value}")
+            status = event.status.value
+            if status == "error" and gate.pacer.withheld > gate.withheld_seen:
+                # The only error a read-only run makes on purpose: a request that could
+                # write, not sent (the coverage phase tries undeclared methods).
+                status = "writes withheld (read-only run)"
+            gate.withheld_seen = gate.pacer.withheld
+            gate.progress(f"  {event.phase.value:<9} {event.label}: {status}")
         gate.count("schemathesis", len(recorder.cases))
         _observe(gate, recorder)
         for case_id, check_nodes in recorder.checks.items():

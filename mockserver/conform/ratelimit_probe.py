@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING
 
 from .checks import error_shape_violation
 from .client import ConformClient
-from .violations import Exchange, RateLimitViolation, Severity
+from .registry import declare, fail, routine
+from .violations import Exchange, Severity
 
 if TYPE_CHECKING:
     from .gate import Gate
@@ -21,9 +22,16 @@ __all__ = ["DOCUMENTED_LIMIT", "probe_rate_limit"]
 
 DOCUMENTED_LIMIT = 120  # requests per minute per workspace, by default (documented)
 MARGIN = 40
+declare("ratelimit_retry_after", family="rate-limit", option="ratelimit", proofs=[
+    ("a 429 carries `Retry-After`", "429 without Retry-After")])
+declare("ratelimit_429", family="rate-limit", option="ratelimit", proofs=[
+    ("a burst past the documented 120/minute meets a 429 (a warning: a workspace may have a "
+     "higher limit; fails under `--strict`)", "rate limit never enforced")])
+
 PROBES = ("listWorkspaceRoles", "listSkills", "listAgents")
 
 
+@routine("ratelimit", "burst")
 def probe_rate_limit(gate: Gate) -> None:
     assert gate.discovery is not None
     op = next((gate.doc.op(o) for o in PROBES if gate.discovery.ready(gate.doc.op(o))), None)
@@ -49,11 +57,10 @@ def probe_rate_limit(gate: Gate) -> None:
                 _check_429(gate, op.operation_id, exchange)
                 gate.progress(f"  429 after {sent} requests")
                 return
-        gate.add(RateLimitViolation(
-            f"no 429 after {DOCUMENTED_LIMIT + MARGIN} requests in a burst (the documented "
-            f"default is {DOCUMENTED_LIMIT}/minute; a workspace may have a higher limit)",
-            check="ratelimit_429", operation=op.operation_id, severity=Severity.WARNING,
-            exchange=exchange))
+        fail(gate, "ratelimit_429", op,
+             f"no 429 after {DOCUMENTED_LIMIT + MARGIN} requests in a burst (the documented "
+             f"default is {DOCUMENTED_LIMIT}/minute; a workspace may have a higher limit)",
+             exchange, severity=Severity.WARNING)
     finally:
         client.close()
 
@@ -62,14 +69,12 @@ def _check_429(gate: Gate, operation_id: str, exchange: Exchange) -> None:
     headers = {k.lower(): v for k, v in exchange.response_headers.items()}
     retry_after = headers.get("retry-after")
     if retry_after is None:
-        gate.add(RateLimitViolation("a 429 without a Retry-After header", check="ratelimit_retry_after",
-                                    operation=operation_id, severity=Severity.ERROR,
-                                    exchange=exchange))
+        fail(gate, "ratelimit_retry_after", operation_id, "a 429 without a Retry-After header",
+             exchange, severity=Severity.ERROR)
     elif not retry_after.strip().isdigit() or int(retry_after) < 1:
-        gate.add(RateLimitViolation(
-            f"Retry-After {retry_after!r} is not whole seconds >= 1",
-            check="ratelimit_retry_after", operation=operation_id, severity=Severity.WARNING,
-            exchange=exchange))
+        fail(gate, "ratelimit_retry_after", operation_id,
+             f"Retry-After {retry_after!r} is not whole seconds >= 1", exchange,
+             severity=Severity.WARNING)
     violation = error_shape_violation(gate.doc, gate.doc.op(operation_id), exchange)
     if violation is not None:
         gate.add(violation)

@@ -15,26 +15,25 @@ import random
 import signal
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from .auth_matrix import check_auth
 from .client import RunStopped
 from .discovery import discover
 from .export import export_failures
 from .gate import Gate, GateConfig
-from .laws import check_read_laws, missing_law_walks
-from .pagination import check_pagination
-from .phases import run_phases
+from .laws import missing_law_walks
 from .plan import Step, plan_text
-from .ratelimit_probe import probe_rate_limit
+from .registry import Skip, declare, fail, routines
 from .report import RunResult, coverage_percent
-from .state_rules import check_state_rules
-from .violations import CoverageViolation
-from .write_laws import check_write_laws
 
 __all__ = ["ConfigurationError", "run"]
+
+
+declare("status_coverage", family="coverage", option=None, proofs=[
+    ("`--min-status-coverage`: enough documented statuses observed",
+     "coverage below the threshold")])
 
 
 class ConfigurationError(Exception):
@@ -62,15 +61,35 @@ def steps(config: GateConfig) -> list[Step]:
     writes = (config.allow_writes, "read-only run (pass --allow-writes)")
     phases = None if config.phases else "--phases none"
     return [
-        Step("pagination", "pagination", check_pagination, why_not("pagination")),
-        Step("laws", "laws", check_read_laws, why_not("laws")),
-        Step("auth", "auth", check_auth, why_not("auth")),
-        Step("state", "state-rules", check_state_rules, why_not("state", writes)),
-        Step("write-laws", "laws", check_write_laws, why_not("laws", writes)),
-        Step("schemathesis", "schemathesis", run_phases, phases),
-        Step("ratelimit", "rate-limit", probe_rate_limit, why_not(
+        Step("pagination", "pagination", run_step("pagination"), why_not("pagination")),
+        Step("laws", "laws", run_step("laws"), why_not("laws")),
+        Step("auth", "auth", run_step("auth"), why_not("auth")),
+        Step("state", "state-rules", run_step("state", count="state"),
+             why_not("state", writes)),
+        Step("write-laws", "laws", run_step("write-laws"), why_not("laws", writes)),
+        Step("schemathesis", "schemathesis", run_step("schemathesis"), phases),
+        Step("ratelimit", "rate-limit", run_step("ratelimit"), why_not(
             "ratelimit", (config.rate_limit_probe, "no --rate-limit-probe"))),
     ]
+
+
+def run_step(step: str, *, count: str | None = None) -> Callable[[Gate], None]:
+    """A step's routines from the registry, in their order; one that raises `Skip` is noted
+    (and not counted under `count`)."""
+    label = {"laws": "laws", "write-laws": "laws", "state": "state"}.get(step)
+
+    def run_routines(gate: Gate) -> None:
+        for found in routines(step):
+            if label is not None:
+                gate.progress(f"{label:<11} {found.name}")
+            try:
+                found.run(gate)
+            except Skip as skip:
+                gate.note(f"{step} {found.name} skipped: {skip}")
+                continue
+            if count is not None:
+                gate.count(count)
+    return run_routines
 
 
 @contextlib.contextmanager
@@ -156,10 +175,9 @@ def _result(gate: Gate, started: float, families: list[str], not_run: list[str],
     if config.min_status_coverage is not None:
         families.append("coverage")
     if config.min_status_coverage is not None and percent < config.min_status_coverage:
-        gate.add(CoverageViolation(
-            f"{percent:.1f}% of the reachable documented statuses of the operations in scope "
-            f"were observed, below --min-status-coverage {config.min_status_coverage:g}%",
-            check="status_coverage", operation=None))
+        fail(gate, "status_coverage", None,
+             f"{percent:.1f}% of the reachable documented statuses of the operations in scope "
+             f"were observed, below --min-status-coverage {config.min_status_coverage:g}%")
     # Every response the gate saw was held to the error shape and watched for 5xx: those
     # families always ran.
     families += ["error-shape", "server-error"]

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 __all__ = [
+    "FAMILIES",
     "AuthViolation",
     "CoverageViolation",
     "ErrorShapeViolation",
@@ -189,3 +190,10 @@ class ServerErrorViolation(Violation):
     reported once per operation; `details` names the families that met it and how often."""
 
     family = "server-error"
+
+
+# family -> the violation class reported under it (registry.fail picks it from a check's family)
+FAMILIES: dict[str, type[Violation]] = {cls.family: cls for cls in (
+    SchemathesisViolation, ErrorShapeViolation, PaginationViolation, AuthViolation,
+    RateLimitViolation, StateRuleViolation, LawViolation, CoverageViolation,
+    ServerErrorViolation)}

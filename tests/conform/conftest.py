@@ -23,8 +23,10 @@ WORKSPACE = "ws_harborview"
 @contextmanager
 def served(*, rate_limit: int = 0, plant: Callable[[MockApp], None] | None = None,
            wrap: Callable[[Any], Any] | None = None,
-           fixtures: list[Any] | None = None) -> Iterator[tuple[str, MockApp]]:
-    mock = MockApp(Config(rate_limit=rate_limit, fixtures=list(fixtures or [])))
+           fixtures: list[Any] | None = None,
+           **config: Any) -> Iterator[tuple[str, MockApp]]:
+    """The mock (`config`: more of its `Config`, e.g. a frozen clock) on a free port."""
+    mock = MockApp(Config(rate_limit=rate_limit, fixtures=list(fixtures or []), **config))
     if plant is not None:
         plant(mock)
     app: Any = create_app(mock=mock)

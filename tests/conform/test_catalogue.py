@@ -1,9 +1,15 @@
-"""The README's catalogue of checks stays in sync with the planted-defect tests."""
+"""The catalogue of checks is the registry's: the README shows what `registry.py` declares, and
+every proof it names is a planted-defect test that fails that check."""
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
+
+import pytest
+
+from mockserver.conform import registry
+from mockserver.conform.catalogue import check_options
+from mockserver.conform.cli import build_parser
 
 from .test_laws import LAW_DEFECTS
 from .test_planted_defects import DEFECTS
@@ -22,34 +28,63 @@ DEDICATED = {
     "sort_by ignored on the second list": "law_ordering",  # test_laws
     "a law stops after its first list": "law_coverage",  # test_laws (INCOMPLETE, not an error)
 }
-SOURCES = Path(__file__).resolve().parents[2] / "mockserver" / "conform"
+START = "<!-- catalogue: generated from the registry"
+END = "<!-- /catalogue -->"
 
 
-def _rows() -> list[tuple[str, str]]:
+def test_the_readme_shows_the_registry() -> None:
     text = README.read_text(encoding="utf-8")
-    section = text.split("## Catalogue", 1)[1]
-    return [(m.group(1), m.group(2).strip())
-            for m in re.finditer(r"^\| `([a-z_0-9]+)` \|[^|]+\| ([^|]+) \|$", section, re.M)]
+    section = text[text.index(START):text.index(END)]
+    assert section.split("\n", 1)[1] == registry.catalogue_markdown(), (
+        "regenerate: python -m mockserver.conform.catalogue")
 
 
-def test_every_row_names_a_defect_that_fails_that_check() -> None:
+def test_every_proof_names_a_defect_that_fails_that_check() -> None:
     defects = {d.name: d.expect for d in [*DEFECTS, *LAW_DEFECTS]}
-    rows = _rows()
-    assert len(rows) >= 25
-    for check, defect in rows:
+    proofs = [(check.name, proof.defect) for check in registry.CHECKS.values()
+              for proof in check.proofs]
+    assert len(proofs) >= 45
+    for check, defect in proofs:
         if defect in DEDICATED:
             assert DEDICATED[defect] == check
             continue
-        assert defect in defects, f"README names an unknown defect {defect!r}"
+        assert defect in defects, f"the registry names an unknown defect {defect!r}"
         assert check in defects[defect], (check, defect, defects[defect])
 
 
-def test_every_planted_defect_and_law_is_in_the_catalogue() -> None:
-    listed = {defect for _, defect in _rows()}
+def test_every_planted_defect_proves_a_declared_check() -> None:
+    listed = {proof.defect for check in registry.CHECKS.values() for proof in check.proofs}
     for defect in [*DEFECTS, *LAW_DEFECTS]:
-        assert defect.name in listed, f"{defect.name!r} is missing from the README catalogue"
-    checks = {check for check, _ in _rows()}
-    emitted = set()
-    for source in SOURCES.glob("*.py"):
-        emitted |= set(re.findall(r'"(law_[a-z_]+)"', source.read_text(encoding="utf-8")))
-    assert emitted and emitted <= checks, emitted - checks
+        assert defect.name in listed, f"{defect.name!r} proves no check of the registry"
+        assert set(defect.expect) <= set(registry.CHECKS), defect.expect
+    assert set(DEDICATED) <= listed
+
+
+def test_a_failure_under_an_undeclared_check_is_refused() -> None:
+    class Reporter:
+        doc = None
+
+        def add(self, violation: object) -> None:
+            raise AssertionError("reported")
+
+    with pytest.raises(KeyError):
+        registry.fail(Reporter(), "law_undeclared", None, "never reported")  # type: ignore[arg-type]
+
+
+def test_the_checks_option_takes_its_choices_from_the_registry() -> None:
+    options = check_options()
+    assert options == ("pagination", "laws", "auth", "state", "ratelimit")
+    help_text = build_parser().format_help()
+    assert "pagination,laws,auth,state,ratelimit" in help_text
+    for option in options:
+        assert any(c.option == option for c in registry.CHECKS.values())
+
+
+def test_each_step_runs_the_routines_registered_for_it() -> None:
+    steps = {r.step for r in registry.ROUTINES}
+    assert steps == {"pagination", "laws", "auth", "state", "write-laws", "schemathesis",
+                     "ratelimit"}
+    assert [r.name for r in registry.routines("laws")] == [
+        "ordering", "filters", "defaults", "namespaces", "hierarchy"]
+    assert [r.name for r in registry.routines("write-laws")] == [
+        "read-your-writes", "creates", "action-defaults", "failed-actions"]

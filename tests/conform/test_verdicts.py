@@ -61,6 +61,22 @@ def test_a_5xx_or_lost_response_on_any_request_fails_the_run(
         assert "no response (ReadTimeout" in violation.message, violation.message
 
 
+def test_a_5xx_to_a_request_schemathesis_sends_without_credentials_fails_the_run() -> None:
+    """`ignored_auth` resends an accepted request without its token, through a session of its
+    own; those requests go through the gate's transport too (paced, counted, watched). In the
+    fuzzing phase no other request goes without a token: before, only schemathesis' own
+    `ignored_auth` failure reported it, and the request was neither paced nor counted."""
+    wrap = lambda app: broken.ServerErrorOn(app, "GET", "/v1/skills", authorized=False)  # noqa: E731
+    with served(wrap=wrap) as (url, _):
+        result = gate(url, "--phases", "fuzzing", "--checks", "none", "--include", "listSkills",
+                      "--max-examples", "5")
+    found = _server_errors(result)
+    assert len(found) == 1, [repr(v) for v in result.violations]
+    assert found[0].details["sent_by"] == ["schemathesis"], found[0].details
+    assert "Authorization" not in (found[0].curl or ""), found[0].curl
+    assert result.verdict == "FAIL" and result.exit_code == 1
+
+
 def test_the_correct_mock_passes_the_same_runs() -> None:
     with served() as (url, _):
         for args in (LAWS, ["--phases", "none", "--checks", "auth", "--include", "listSkills"]):
@@ -182,3 +198,23 @@ def test_the_plan_and_the_progress_lines() -> None:
     assert "estimate   ~" in plan and " requests, ~" in plan
     progress = [line for line in text.splitlines() if line.startswith("progress: ")]
     assert progress and " requests of ~" in progress[-1] and " left; " in progress[-1], progress
+
+
+def test_a_read_only_run_says_a_scenario_withheld_its_writes_rather_than_errored() -> None:
+    """The coverage phase tries methods a path does not declare; a read-only run does not
+    send them, and its progress says so instead of "error" (a PASS run full of errors)."""
+    import io
+
+    from mockserver.conform.cli import parse_config
+    from mockserver.conform.runner import run
+
+    with served() as (url, _):
+        config, _ = parse_config(["--base-url", url, "--token", WRITE, "--rate", "0",
+                                  "--seed", "1", "--phases", "coverage", "--checks", "none",
+                                  "--include", "getApiIndex"])
+        config.out = io.StringIO()
+        result = run(config)
+    progress = config.out.getvalue()
+    assert result.verdict == "PASS", result.violations
+    assert "coverage  GET /v1: writes withheld (read-only run)" in progress, progress
+    assert ": error" not in progress, progress
