@@ -80,6 +80,7 @@ class JournalEntry(NamedTuple):
     body_size: int = 0
     response_size: int = 0
     wall_ms: int = 0  # wall time when the request arrived (time_ms is the mock clock's)
+    variations: tuple[int, ...] = ()  # the variation plan's items that varied the answer
 
     @property
     def time(self) -> str:
@@ -130,6 +131,7 @@ class JournalEntry(NamedTuple):
             "fault": self.fault,
             "ignored_params": list(self.ignored_params),
             "truncated": list(self.truncated),
+            **({"variations": list(self.variations)} if self.variations else {}),
         }
 
     def kept_bytes(self) -> int:
@@ -174,7 +176,7 @@ class Journal:
                raw_headers: Iterable[tuple[bytes, bytes]], body: bytes | None, status: int,
                response_body: bytes | None, latency_ms: float, operation_id: str | None,
                fault: str | None, ignored_params: tuple[str, ...] = (),
-               header_bytes: int | None = None) -> None:
+               header_bytes: int | None = None, variations: tuple[int, ...] = ()) -> None:
         """Keep one request (the `JournalEntry` fields but `seq` and what is filled in here);
         `header_bytes` is the request headers' size when the caller has it already. Called on
         every request: positional arguments, one entry made, nothing else (`kept_bodies` and
@@ -209,7 +211,7 @@ class Journal:
             entry = _new_entry(JournalEntry, (
                 next(self._seq), time_ms, method, path, query_string, raw_headers, body, status,
                 response_body, latency_ms, operation_id, fault, ignored_params, truncated,
-                body_size, response_size, int(time.time() * 1000 - latency_ms)))
+                body_size, response_size, int(time.time() * 1000 - latency_ms), variations))
             entries = self._entries
             entries.append((entry, size))
             self._bytes += size

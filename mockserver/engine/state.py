@@ -101,6 +101,9 @@ class MockState:
     # pipeline takes its view() as a request starts, confirms it (count_request, confirm)
     # and runs handlers in its transaction().
     replicated = False
+    # A variation plan at work (mockserver/robust/runtime.py's Variations), None: faithful
+    # answers. Set and cleared by the methods below; a reset clears it.
+    variations: Any = None
 
     def __init__(
         self,
@@ -176,6 +179,7 @@ class MockState:
             self.cache.clear()
             self.files.clear()
             self._restore_rate_limits()
+            self.variations = None
 
     def _restore_rate_limits(self) -> None:
         """The default limit and (unless turned off) each workspace's fixture limit."""
@@ -250,6 +254,13 @@ class MockState:
 
     def take_fault(self, method: str, path: str) -> FaultRule | None:
         return self.faults.take(method, path)
+
+    # -- variations (robustness mode) ----------------------------------------------------------
+
+    def set_variations(self, variations: Any) -> None:
+        """Vary this state's answers by a plan (None: faithful again). The caller applies and
+        restores the plan's content (`Variations.apply`, `restore`)."""
+        self.variations = variations
 
     # -- journal ----------------------------------------------------------------------------
 

@@ -30,6 +30,7 @@ from ..engine.sessions import DEFAULT_SESSION
 from ..engine.validation import RequestValidator
 from ..openapi.spec import Operation, Spec, data_dir
 from ..openapi.yamlload import load_yaml
+from ..robust.control import clear_variations, get_variations, set_variations
 from .bind import is_loopback_address
 
 if TYPE_CHECKING:
@@ -166,6 +167,8 @@ def _route(mock: MockApp, operation: Operation, func: Endpoint) -> Route:
             ERROR_LOGGER.error("unexpected error answering %s %s", request.method,
                                printable(request.url.path), exc_info=exc)
             return json_response(500, {"error": f"internal error: {type(exc).__name__}: {exc}"})
+        if status == 204:
+            return Response(status_code=204)
         return json_response(status, result)
 
     return Route(operation.path, endpoint, methods=[operation.method], name=operation_id)
@@ -363,6 +366,18 @@ def _delete_snapshot(mock: MockApp, request: Request, query: Any, body: Any) -> 
     return {"deleted": True}
 
 
+def _put_variations(mock: MockApp, request: Request, query: Any, body: Any) -> dict[str, Any]:
+    return set_variations(mock, mock.state_for(request.scope), body)
+
+
+def _get_variations(mock: MockApp, request: Request, query: Any, body: Any) -> dict[str, Any]:
+    return get_variations(mock, mock.state_for(request.scope))
+
+
+def _delete_variations(mock: MockApp, request: Request, query: Any, body: Any) -> None:
+    clear_variations(mock, mock.state_for(request.scope))
+
+
 # operationId -> endpoint; paths, methods and statuses are the document's.
 ENDPOINTS: dict[str, Endpoint] = {
     "resetMock": _reset,
@@ -384,6 +399,9 @@ ENDPOINTS: dict[str, Endpoint] = {
     "listSnapshots": _list_snapshots,
     "saveSnapshot": _save_snapshot,
     "deleteSnapshot": _delete_snapshot,
+    "setVariations": _put_variations,
+    "getVariations": _get_variations,
+    "clearVariations": _delete_variations,
 }
 
 

@@ -62,6 +62,10 @@ class Application:
                     await send({"type": "http.response.body", "body": body})
                     return
             if path.startswith("/v1"):
+                varied = (scope.get("mock.state") or self.mock.state).variations
+                if varied is not None:  # robustness mode (mockserver/robust/runtime.py)
+                    await varied.serve(self.mock, scope, receive, send)
+                    return
                 await self.mock(scope, receive, send)
                 return
             # The other routes' bodies (control API, storage) refused on their declared size

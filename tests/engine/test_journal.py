@@ -22,14 +22,16 @@ def test_record_fills_each_field_with_its_own_argument() -> None:
         "query_string": b"workspace_id=ws_a", "raw_headers": ((b"x-a", b"1"),),
         "body": b'{"a":1}', "status": 207, "response_body": b'{"b":2}', "latency_ms": 1.5,
         "operation_id": "updateContact", "fault": "status 503", "ignored_params": ("bogus",),
-        "header_bytes": 4,
+        "header_bytes": 4, "variations": (0, 3),
     }
     assert list(arguments) == list(inspect.signature(Journal.record).parameters)[1:]
     journal.record(*arguments.values())
     (entry,) = list(journal)
     assert isinstance(entry, JournalEntry)
     del arguments["header_bytes"]  # counted, not kept
+    variations = arguments.pop("variations")  # kept last, after what record fills in
     found = entry._asdict()
+    assert found.pop("variations") == variations
     wall_ms = found.pop("wall_ms")  # filled in by record: the wall clock at arrival
     assert abs(wall_ms / 1000 - time.time()) < 60
     assert found == {"seq": 1, **arguments, "truncated": (), "body_size": 0,

@@ -1,0 +1,81 @@
+"""The control API's variation operations (spec/control-openapi.yaml, tag `variations`):
+PUT, GET and DELETE /__mock__/variations on the addressed session.
+
+PUT draws a plan from a seed over the session's records (or checks a given plan), undoes a
+previous plan's content, writes the new plan's content items into the session's records and
+sets the plan on the session: nothing of it is applied when any item is refused (400 naming
+the field).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..engine.app import MockApp
+from ..engine.errors import BadRequest, Conflict
+from ..engine.state import MockState
+from .catalogue import catalogue_for
+from .plan import check_plan, draw_plan
+from .runtime import Variations
+
+__all__ = ["clear_variations", "get_variations", "set_variations", "vary"]
+
+
+def vary(mock: MockApp, state: MockState, body: dict[str, Any]) -> Variations:
+    """Set a plan on a state from a control body: `{"seed", "kinds"?, "operations"?,
+    "size"?}` draws one, `{"plan": [...]}` takes that one. Returns the plan at work."""
+    if state.replicated:
+        raise Conflict("variations: not supported on a mock whose state is shared through "
+                       "Redis (--state); use an in-memory mock")
+    catalogue = catalogue_for(mock.spec)
+    has_seed, has_plan = "seed" in body, "plan" in body
+    if has_seed == has_plan:
+        raise BadRequest("body: give either 'seed' (a plan is drawn) or 'plan' (that plan)")
+    for name in ("kinds", "operations"):
+        if name in body and has_plan:
+            raise BadRequest(f"body field '{name}': only with 'seed' (a given plan is taken "
+                             "as it is)")
+    unknown = [o for o in body.get("operations") or () if o not in catalogue.operations]
+    if unknown:
+        raise BadRequest(f"body field 'operations': {unknown[0]!r} is not an operation of "
+                         "the document")
+    store = state.store
+    with store.lock:
+        previous = state.variations
+        if previous is not None:
+            previous.restore(store)
+        if has_seed:
+            plan = draw_plan(catalogue, store, body["seed"], kinds=body.get("kinds"),
+                             operations=body.get("operations"), size=body.get("size"))
+        else:
+            try:
+                plan = check_plan(catalogue, store, body["plan"])
+            except BadRequest:
+                if previous is not None:
+                    previous.apply(store)  # nothing half-applied: the old plan stays
+                raise
+        variations = Variations(catalogue, plan, body.get("seed"))
+        variations.apply(store)
+        state.set_variations(variations)
+    return variations
+
+
+def set_variations(mock: MockApp, state: MockState, body: Any) -> dict[str, Any]:
+    return vary(mock, state, body or {}).to_dict()
+
+
+def get_variations(mock: MockApp, state: MockState) -> dict[str, Any]:
+    variations = state.variations
+    if variations is None:
+        return {"seed": None, "plan": [], "applied": []}
+    result: dict[str, Any] = variations.to_dict()
+    return result
+
+
+def clear_variations(mock: MockApp, state: MockState) -> None:
+    """Faithful answers again: the plan's content put back, the plan gone."""
+    with state.store.lock:
+        variations = state.variations
+        if variations is not None:
+            variations.restore(state.store)
+        state.set_variations(None)

@@ -1,0 +1,315 @@
+"""A variation plan at work in one session (`MockState.variations`).
+
+Content items are written into the session's records when the plan is set (the store's
+copy-on-write layer: the shared seed is untouched, and every read of a record agrees within
+the session); `restore` puts the records back. Every other item acts on answers: the served
+application (standalone/server.py) hands an API request of a varied session to `serve`,
+which counts the operation's calls, answers an answer item's call itself (a documented error,
+a 429, a 5xx, a delay, a dropped connection), rewrites a page, adds the extra fields of the
+records in the body, proves the answer valid with the self-check (the extra fields, and only
+those, stripped first), journals it with the indexes of the items that varied it, and sends it.
+"""
+
+from __future__ import annotations
+
+import itertools
+import threading
+import time
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from typing import Any
+from urllib.parse import parse_qsl, urlencode
+
+import anyio
+import orjson
+from starlette.requests import ClientDisconnect
+from starlette.types import Receive, Scope, Send
+
+from ..data.tables import TABLES
+from ..engine.app import MockApp, _json_headers
+from ..engine.faults import DropResponse
+from ..engine.requestlog import REQUEST_LOGGER, log_request
+from ..engine.selfcheck import SelfCheck
+from ..engine.state import MockState
+from ..engine.store import Store
+from .catalogue import Catalogue
+from .plan import describe
+
+__all__ = ["EMPTY_PAGE_CURSOR", "Variations"]
+
+# The `next_cursor` of the page before an empty last page (empty-last-page): a request
+# carrying it is answered with the empty page.
+EMPTY_PAGE_CURSOR = "robust-empty-last-page"
+RawHeaders = list[tuple[bytes, bytes]]
+_checkers: dict[int, SelfCheck] = {}
+
+
+def _checker(mock: MockApp) -> SelfCheck:
+    """The mock's self-check, or one over its document when the mock runs without: a varied
+    answer is always proven valid."""
+    if mock.selfcheck is not None:
+        return mock.selfcheck
+    found = _checkers.get(id(mock.spec))
+    if found is None:
+        found = _checkers[id(mock.spec)] = SelfCheck(mock.spec)
+    return found
+
+
+def _vary_record(record: Mapping[str, Any], item: dict[str, Any],
+                 catalogue: Catalogue) -> dict[str, Any]:
+    """The record with one content item applied (a new dict)."""
+    kind, name = item["kind"], item["field"]
+    out = dict(record)
+    if kind == "null":
+        out[name] = None
+    elif kind == "absent":
+        out.pop(name, None)
+    elif kind == "empty-array":
+        out[name] = []
+    elif kind == "one-item":
+        out[name] = list(out.get(name) or [])[:1]
+    elif kind == "max-items":
+        facts = catalogue.fields(item["table"])[name]
+        bound = min(s["maxItems"] for s in facts.schemas if "maxItems" in s)
+        current = list(out.get(name) or [])
+        out[name] = list(itertools.islice(itertools.cycle(current), bound)) if current else []
+    elif kind == "empty-string":
+        out[name] = ""
+    else:  # a valued kind
+        out[name] = item["value"]
+    return out
+
+
+class Variations:
+    """One session's plan: its items, the calls counted per operation, the items applied."""
+
+    def __init__(self, catalogue: Catalogue, plan: Sequence[dict[str, Any]],
+                 seed: int | None) -> None:
+        self.catalogue = catalogue
+        self.plan = list(plan)
+        self.seed = seed
+        self.applied: set[int] = set()
+        self._calls: Counter[str] = Counter()
+        self._lock = threading.Lock()
+        self._written: dict[tuple[str, str], tuple[Mapping[str, Any], Mapping[str, Any]]] = {}
+        self.answers: dict[str, list[int]] = {}
+        self.paging: dict[str, dict[str, int]] = {}
+        self.records: dict[tuple[str, str], list[int]] = {}  # content items by record
+        for index, item in enumerate(self.plan):
+            kind, op = item["kind"], item["operation"]
+            if "record" in item:
+                self.records.setdefault((item["table"], item["record"]), []).append(index)
+            elif kind in ("page-of-one", "empty-last-page"):
+                self.paging.setdefault(op, {})[kind] = index
+            else:
+                self.answers.setdefault(op, []).append(index)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"seed": self.seed, "plan": self.plan, "applied": sorted(self.applied)}
+
+    # -- content ------------------------------------------------------------------------------
+
+    def apply(self, store: Store) -> None:
+        """Write the content items into the session's records (one new record each)."""
+        with store.lock:
+            for (table, key), indexes in self.records.items():
+                original = store.get(table, key)
+                if original is None:
+                    continue
+                varied = original
+                for index in indexes:
+                    if self.plan[index]["kind"] != "extra-field":
+                        varied = _vary_record(varied, self.plan[index], self.catalogue)
+                if varied is not original:
+                    store.insert(table, varied)
+                    self._written[(table, key)] = (original, varied)
+
+    def restore(self, store: Store) -> None:
+        """Put back the records `apply` wrote (those the session has not written since)."""
+        with store.lock:
+            for (table, key), (original, varied) in self._written.items():
+                if store.get(table, key) is varied:
+                    store.insert(table, original)
+            self._written.clear()
+
+    # -- answers --------------------------------------------------------------------------------
+
+    def _answer_item(self, operation: str) -> tuple[int | None, dict[str, Any] | None]:
+        """This call's number, and the answer item (index, item) that takes it, if any."""
+        with self._lock:
+            self._calls[operation] += 1
+            call = self._calls[operation]
+        for index in self.answers.get(operation, ()):
+            item = self.plan[index]
+            first = item["call"]
+            if first <= call < first + item.get("failures", 1):
+                return index, item
+        return None, None
+
+    async def serve(self, mock: MockApp, scope: Scope, receive: Receive, send: Send) -> None:
+        """Answer one API request of the varied session (see the module docstring)."""
+        started = time.perf_counter()
+        state: MockState = scope.get("mock.state") or mock.state
+        found = mock.router.match(scope["path"])
+        operation = found[0].get(scope["method"]) if found is not None else None
+        if operation is None:  # not an operation: the mock's own 404/405
+            await mock(scope, receive, send)
+            return
+        op_id = operation.operation_id
+        index, item = self._answer_item(op_id)
+        varied: list[int] = []
+        dropped = False
+        if item is not None and item["kind"] == "slow":
+            await anyio.sleep(item["delay_ms"] / 1000)
+            varied.append(index)  # type: ignore[arg-type]
+            item = None
+        if item is not None:
+            scope["mock.operation"] = op_id
+            varied.append(index)  # type: ignore[arg-type]
+            if scope["method"] in ("POST", "PUT", "PATCH", "DELETE"):
+                await mock._take_body(scope, receive)
+            dropped = item["kind"] == "drop"
+            status, body, headers = self._injected(mock, operation, item)
+        else:
+            status, body, headers = await self._varied(mock, state, scope, receive, operation,
+                                                       varied)
+        with self._lock:
+            self.applied.update(varied)
+        self._journal(mock, state, scope, started, status, body, varied)
+        if dropped:
+            await DropResponse()(scope, receive, send)
+            return
+        await send({"type": "http.response.start", "status": status, "headers": headers})
+        await send({"type": "http.response.body", "body": body})
+
+    def _injected(self, mock: MockApp, operation: Any,
+                  item: dict[str, Any]) -> tuple[int, bytes, RawHeaders]:
+        """An answer item's own answer, in the document's shape (self-checked unless a 5xx,
+        which the document does not list: decision V3)."""
+        kind = item["kind"]
+        if kind == "drop":
+            return 200, b"", []
+        if kind == "rate-limit":
+            status, extra = 429, {"Retry-After": str(item["retry_after"])}
+            message = f"Rate limit exceeded; retry after {item['retry_after']} seconds"
+        else:
+            status = item["status"]
+            extra = {"Retry-After": "1"} if status >= 500 else {}
+            documented = operation.responses.get(status, {})
+            example = documented.get("content", {}).get("application/json", {}).get("example")
+            message = (example["error"] if isinstance(example, dict)
+                       and isinstance(example.get("error"), str)
+                       else f"service unavailable ({status}); retry")
+        body = orjson.dumps({"error": message})
+        headers = _json_headers(body, extra)
+        if status < 500:
+            _checker(mock).check(operation, status, body, {k: v for k, v in extra.items()})
+        return status, body, headers
+
+    async def _varied(self, mock: MockApp, state: MockState, scope: Scope, receive: Receive,
+                      operation: Any, varied: list[int]) -> tuple[int, bytes, RawHeaders]:
+        """The mock's answer with the paging and content items applied, self-checked."""
+        op_id = operation.operation_id
+        paging = self.paging.get(op_id, {})
+        original_query = scope.get("query_string", b"")
+        empty_page = False
+        if paging:
+            query = parse_qsl(original_query.decode("latin-1"), keep_blank_values=True)
+            if "empty-last-page" in paging and ("cursor", EMPTY_PAGE_CURSOR) in query:
+                query = [(k, v) for k, v in query if k != "cursor"]
+                empty_page = True
+            if "page-of-one" in paging:
+                query = [(k, v) for k, v in query if k != "limit"] + [("limit", "1")]
+                varied.append(paging["page-of-one"])
+            scope["query_string"] = urlencode(query).encode("latin-1")
+        try:
+            status, body, headers = await mock.respond(scope, receive, state)
+            if 200 <= status < 300 and body[:1] == b"{":
+                body, headers = self._rewrite(mock, operation, status, body, headers, paging,
+                                              empty_page, varied)
+        except (ClientDisconnect, anyio.get_cancelled_exc_class()):
+            raise
+        except Exception as exc:  # a bug, or a varied answer the self-check refused
+            status, body, headers = mock._failed(scope, exc)
+        finally:
+            scope["query_string"] = original_query
+        return status, body, headers
+
+    def _rewrite(self, mock: MockApp, operation: Any, status: int, body: bytes,
+                 headers: RawHeaders, paging: dict[str, int], empty_page: bool,
+                 varied: list[int]) -> tuple[bytes, RawHeaders]:
+        payload = orjson.loads(body)
+        changed = False
+        if "empty-last-page" in paging and isinstance(payload.get("data"), list):
+            if empty_page:
+                payload.update(data=[], next_cursor=None, has_more=False)
+                changed = True
+            elif payload["data"] and payload.get("has_more") is False:
+                payload.update(next_cursor=EMPTY_PAGE_CURSOR, has_more=True)
+                changed = True
+            if changed:
+                varied.append(paging["empty-last-page"])
+        added: list[tuple[dict[str, Any], str]] = []
+        if self.records:
+            self._walk(payload, added, varied)
+        if not changed and not added:
+            return body, headers
+        final = orjson.dumps(payload)
+        for holder, name in added:  # the documented part, proven valid
+            del holder[name]
+        checked = final if not added else orjson.dumps(payload)
+        _checker(mock).check(operation, status, checked,
+                             {k.decode("latin-1"): v.decode("latin-1") for k, v in headers})
+        return final, _json_headers(final)
+
+    def _walk(self, node: Any, added: list[tuple[dict[str, Any], str]],
+              varied: list[int]) -> None:
+        """Mark the content items whose records the answer holds; add their extra fields."""
+        if isinstance(node, list):
+            for value in node:
+                self._walk(value, added, varied)
+            return
+        if not isinstance(node, dict):
+            return
+        for value in node.values():
+            if isinstance(value, (dict, list)):
+                self._walk(value, added, varied)
+        for (table, key), indexes in self.records.items():
+            if node.get(TABLES[table].key) != key or not (
+                    set(node) <= self.catalogue.documented(table)):
+                continue
+            for index in indexes:
+                item = self.plan[index]
+                if index not in varied:
+                    varied.append(index)
+                if item["kind"] == "extra-field" and item["field"] not in node:
+                    node[item["field"]] = item["value"]
+                    added.append((node, item["field"]))
+
+    def _journal(self, mock: MockApp, state: MockState, scope: Scope, started: float,
+                 status: int, body: bytes, varied: list[int]) -> None:
+        latency_ms = (time.perf_counter() - started) * 1000
+        if state.journal.enabled:
+            state.record_request(
+                state.clock.now_ms(), scope["method"], scope["path"],
+                scope.get("query_string", b""), scope.get("headers", ()), scope.get("mock.body"),
+                status, body, latency_ms, scope.get("mock.operation"), None,
+                scope.get("mock.ignored") or (), scope.get("mock.header_bytes"),
+                tuple(sorted(set(varied))))
+        if mock.config.request_log and REQUEST_LOGGER.isEnabledFor(20):
+            authorization = next((v.decode("latin-1") for k, v in scope.get("headers", ())
+                                  if k == b"authorization"), None)
+            fault = ("variations " + ", ".join(map(str, sorted(set(varied))))) if varied else None
+            log_request(scope["method"], scope["path"], status, latency_ms, authorization,
+                        fault=fault)
+
+
+def describe_plan(plan: Sequence[dict[str, Any]]) -> str:
+    """A plan in words, one item a line (its index first)."""
+    return "\n".join(f"[{i}] {item.get('describe') or describe(item)}"
+                     for i, item in enumerate(plan))
+
+
+def is_content(item: dict[str, Any]) -> bool:
+    return "record" in item
+
