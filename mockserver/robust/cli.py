@@ -37,10 +37,10 @@ from .ddmin import ddmin
 
 __all__ = ["DEFAULT_RUNS", "Outcome", "Runner", "main", "reduce_failure", "serve_mock"]
 
-DEFAULT_RUNS = 20
+DEFAULT_RUNS = 25
 # Variations drawn per run: many at once, since a run costs a process start and delta
 # debugging brings a failure back to the few items that matter.
-DEFAULT_SIZE = 20
+DEFAULT_SIZE = 40
 DEFAULT_TIMEOUT = 60.0  # seconds one run of the command may take (a hang is a failure)
 OUTPUT_LINES = 40  # lines of the failing command's output shown with the minimal plan
 
