@@ -47,6 +47,7 @@ from ..engine.faults import ConnectionDropped, FaultRule
 from ..engine.journal import JournalEntry
 from ..engine.sessions import SESSION_HEADER, SESSION_PREFIX
 from ..engine.state import MockState, Settings
+from ..robust import pytest_mode as robust_mode
 from ..standalone.server import create_app
 from .transport import AsyncASGITransport, AsyncDirectTransport, DirectTransport, SyncASGITransport
 
@@ -181,6 +182,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addini("mock_api_state", "keep the mock's state in Redis: redis://HOST:PORT/DB",
                   default="")
     parser.addini("mock_api_state_namespace", "namespace of that state in Redis", default="")
+    robust_mode.add_options(parser)  # robustness mode (mockserver/robust/pytest_mode.py)
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -189,6 +191,7 @@ def pytest_configure(config: pytest.Config) -> None:
         "mock_api(fixtures=None, rate_limit=None, seed=None, self_check=None, clock=None, "
         "journal_size=None, strict_params=None, fail_on_ignored_params=None): configure the mock_api fixture for this test",
     )
+    robust_mode.configure(config)  # the mock_api_robust marker and its hook
     image = (config.getoption("--mock-api-container") or os.environ.get("MOCK_API_CONTAINER")
              or config.getini("mock_api_container"))
     if image and not hasattr(config, "workerinput"):

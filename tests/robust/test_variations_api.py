@@ -180,3 +180,44 @@ def test_an_extra_field_is_sent_with_the_record_everywhere(client: TestClient) -
     assert [c.get("beta_flags") for c in listed if c["id"] == "ph_emma_clarke"] == [
         {"enabled": True}]
     assert all("beta_flags" not in c for c in listed if c["id"] != "ph_emma_clarke")
+
+
+def test_a_varied_value_the_document_refuses_is_caught_by_the_self_check(
+        mock: Any, client: TestClient) -> None:
+    """A planted break: an item the server would refuse, set behind its back."""
+    from mockserver.robust.catalogue import catalogue_for
+    from mockserver.robust.runtime import Variations
+
+    bad = Variations(catalogue_for(mock.spec), [
+        {"kind": "enum", "operation": "getTicket", "table": "tickets", "record": TICKET,
+         "field": "status", "value": "lost"}], None)
+    bad.apply(mock.store)
+    mock.state.set_variations(bad)
+    response = client.get(f"/v1/tickets/{TICKET}")
+    assert response.status_code == 500
+    assert "self-check" in response.json()["error"] and "status" in response.json()["error"]
+
+
+def test_the_self_check_leaves_out_only_the_fields_items_added(
+        client: TestClient, monkeypatch: pytest.MonkeyPatch) -> None:
+    from mockserver.robust import runtime
+
+    _put(client, {"plan": [{"kind": "extra-field", "operation": "getContact",
+                            "table": "contacts", "record": "ph_emma_clarke",
+                            "field": "region", "value": "eu-west"}]})
+    assert client.get("/v1/contacts/ph_emma_clarke").status_code == 200
+    walk = runtime.Variations._walk
+
+    def leaky(self: Any, node: Any, added: list[Any], varied: list[int]) -> None:
+        walk(self, node, added, varied)
+        for holder, _ in list(added):
+            holder.setdefault("leaked", 1)  # a field no item added
+
+    monkeypatch.setattr(runtime.Variations, "_walk", leaky)
+    response = client.get("/v1/contacts/ph_emma_clarke")
+    assert response.status_code == 500 and "leaked" in response.json()["error"]
+
+
+def test_the_inspector_marks_varied_answers(client: TestClient) -> None:
+    page = client.get("/__mock__/inspector").text
+    assert 'mark(path, "varied", "varied: " + entry.variations.join(", "))' in page
