@@ -181,6 +181,13 @@ class MockState:
             self._restore_rate_limits()
             self.variations = None
 
+    def reset_over(self, base: Base) -> None:
+        """Reset, and from now on reset, to another store base (a `StateSnapshot`'s `base`):
+        robustness mode's fresh copy of a test's session for each example."""
+        with self.store.lock:
+            self.store.load(base)
+            self.reset()
+
     def _restore_rate_limits(self) -> None:
         """The default limit and (unless turned off) each workspace's fixture limit."""
         self.limiter.configure(per_minute=self.settings.rate_limit)

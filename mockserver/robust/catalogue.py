@@ -94,6 +94,10 @@ class FieldFacts:
 
     def kinds(self) -> tuple[str, ...]:
         """The content kinds that apply to this field (extra-field is per record, not here)."""
+        return self._kinds
+
+    @functools.cached_property
+    def _kinds(self) -> tuple[str, ...]:
         found = []
         if self._all(_nullable):
             found.append("null")
@@ -202,6 +206,9 @@ class Catalogue:
         self.spec = spec
         self.components: dict[str, Any] = spec.document.get("components", {}).get("schemas", {})
         self._fields: dict[str, dict[str, FieldFacts]] = {}
+        self.applies: dict[tuple[str, str], bool] = {}  # (kind, operation): plan.applies
+        # (kinds, operations) -> the (kind, OperationFacts) pairs a draw picks from
+        self.pairs: dict[tuple[tuple[str, ...], tuple[str, ...]], list[Any]] = {}
         self.operations = {op.operation_id: self._operation(op) for op in spec.operations}
 
     def deref(self, schema: Any) -> dict[str, Any]:

@@ -80,6 +80,14 @@ def describe(item: Mapping[str, Any]) -> str:
 
 def applies(catalogue: Catalogue, kind: str, facts: OperationFacts) -> bool:
     """Whether the document lets `kind` vary the answers of this operation."""
+    key = (kind, facts.operation_id)
+    found = catalogue.applies.get(key)
+    if found is None:
+        found = catalogue.applies[key] = _applies(catalogue, kind, facts)
+    return found
+
+
+def _applies(catalogue: Catalogue, kind: str, facts: OperationFacts) -> bool:
     if kind in ANSWER_KINDS:
         return {"status": bool(facts.error_statuses), "rate-limit": facts.rate_limited}.get(
             kind, True)
@@ -98,9 +106,12 @@ def draw_plan(catalogue: Catalogue, records: Records, seed: int, *,
     """A plan drawn from `seed` (1-6 items unless `size`): the same seed over the same
     records draws the same plan."""
     rng = random.Random(seed)
-    kinds = list(kinds or KINDS)
-    ops = [catalogue.operations[o] for o in (operations or sorted(catalogue.operations))]
-    pairs = [(k, f) for k in kinds for f in ops if applies(catalogue, k, f)]
+    key = (tuple(kinds or KINDS), tuple(operations or sorted(catalogue.operations)))
+    pairs = catalogue.pairs.get(key)
+    if pairs is None:
+        ops = [catalogue.operations[o] for o in key[1]]
+        pairs = catalogue.pairs[key] = [(k, f) for k in key[0] for f in ops
+                                        if applies(catalogue, k, f)]
     plan: list[dict[str, Any]] = []
     if not pairs:
         return plan

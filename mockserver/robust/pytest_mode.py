@@ -116,7 +116,7 @@ class _Run:
             raise
         finally:
             clear_variations(self.mock, self.state)
-            self.state.store.load(self.original_base)
+            self.state.reset_over(self.original_base)
 
     def explore(self) -> None:
         # hypothesis is imported only here: the plugin loads without it (the `robust` extra)
@@ -149,8 +149,7 @@ class _Run:
     def fresh(self) -> None:
         """The test's session as the test found it (its records, ids, settings), with no
         journal, faults or plan: a fresh session for each example."""
-        self.state.store.load(self.origin.base)
-        self.state.reset()
+        self.state.reset_over(self.origin.base)
 
     def example(self, plan: list[dict[str, Any]]) -> None:
         self.last = plan

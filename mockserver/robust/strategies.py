@@ -48,8 +48,9 @@ def items(catalogue: Catalogue, records: Records, *, kinds: Sequence[str] | None
                 pairs.append((kind, op))
     if not pairs:
         raise ValueError("no kind of these varies an answer of these operations")
+    keys: dict[tuple[str, str], list[str]] = {}  # the records a draw picks from, listed once
     return st.sampled_from(pairs).flatmap(
-        lambda pair: _item(catalogue, records, *pair)).map(_described)
+        lambda pair: _item(catalogue, records, keys, *pair)).map(_described)
 
 
 def _described(item: dict[str, Any]) -> dict[str, Any]:
@@ -70,8 +71,8 @@ def _targets(catalogue: Catalogue, records: Records, kind: str,
     return found
 
 
-def _item(catalogue: Catalogue, records: Records, kind: str,
-          operation: str) -> st.SearchStrategy[dict[str, Any]]:
+def _item(catalogue: Catalogue, records: Records, keys: dict[tuple[str, str], list[str]],
+          kind: str, operation: str) -> st.SearchStrategy[dict[str, Any]]:
     base = {"kind": kind, "operation": operation}
     calls = st.integers(1, MAX_CALL)
     if kind in PAGING_KINDS:
@@ -91,21 +92,26 @@ def _item(catalogue: Catalogue, records: Records, kind: str,
     if kind == "drop":
         return st.builds(lambda c: {**base, "call": c}, calls)
     return st.sampled_from(_targets(catalogue, records, kind, operation)).flatmap(
-        lambda target: _content(catalogue, records, base, *target))
+        lambda target: _content(catalogue, records, keys, base, *target))
 
 
-def _content(catalogue: Catalogue, records: Records, base: dict[str, Any], table: str,
-             name: str) -> st.SearchStrategy[dict[str, Any]]:
-    kind = base["kind"]
+def _keys(catalogue: Catalogue, records: Records, table: str, name: str) -> list[str]:
     rows = records.rows(table)
-    if kind != "extra-field":
-        skip_kinded = catalogue.own_fields  # a kb folder never gets a file's field
-        keys = [k for k in rows if name not in skip_kinded(table, rows[k])]
-    else:
-        keys = list(rows)
-    if not keys:
+    if not name or catalogue.own_fields(table, {}) == set():
+        return list(rows)
+    # a kb folder never gets a file's field (nor a file a folder's)
+    return [k for k in rows if name not in catalogue.own_fields(table, rows[k])]
+
+
+def _content(catalogue: Catalogue, records: Records, keys: dict[tuple[str, str], list[str]],
+             base: dict[str, Any], table: str, name: str) -> st.SearchStrategy[dict[str, Any]]:
+    kind = base["kind"]
+    found = keys.get((table, name))
+    if found is None:
+        found = keys[(table, name)] = _keys(catalogue, records, table, name)
+    if not found:
         return st.nothing()
-    record = st.sampled_from(keys)
+    record = st.sampled_from(found)
     target = {**base, "table": table}
     if kind == "extra-field":
         documented = catalogue.documented(table)

@@ -23,7 +23,13 @@ from starlette.testclient import TestClient
 from mockserver.data.tables import TABLES
 from mockserver.engine.app import MockApp
 from mockserver.openapi.spec import Operation, load_spec
-from mockserver.robust.catalogue import ANSWER_KINDS, CONTENT_KINDS, PAGING_KINDS, catalogue_for
+from mockserver.robust.catalogue import (
+    ANSWER_KINDS,
+    CONTENT_KINDS,
+    PAGING_KINDS,
+    VALUED_KINDS,
+    catalogue_for,
+)
 from mockserver.robust.plan import applies, draw_item
 
 SPEC = load_spec()
@@ -179,3 +185,34 @@ def test_content_and_paging_kinds_on_every_read(mock: MockApp, client: TestClien
     # and nested objects): max-items applies nowhere here (tests/robust/test_catalogue.py).
     assert {k for k, _ in PAIRS} == set(CONTENT_KINDS + PAGING_KINDS) - {"max-items"}
     assert set(ANSWER_KINDS) == {"status", "rate-limit", "flaky", "slow", "drop"}
+
+
+GETS = {op.resource_table: op for op in SPEC.operations
+        if op.method == "GET" and op.resource_table and op.path.count("{") == 1
+        and op.path.endswith("}") and op.resource_table in CATALOGUE.operations[
+            op.operation_id].tables}
+
+
+def test_every_value_of_every_valued_kind_on_a_read_by_id(mock: MockApp,
+                                                          client: TestClient) -> None:
+    """Every enum value, both bounds, every timestamp edge, every unicode sample and the
+    maximum length, each on a record read by id: each answer valid."""
+    mock.state.set_rate_limits(enabled=False)
+    checked = 0
+    for table, op in sorted(GETS.items()):
+        rows = mock.store.rows(table)
+        record = next(r for r in rows.values() if set(_ws(table, r)) & {"ws_harborview"})
+        key = record[TABLES[table].key]
+        path = _PARAM.sub(str(key), op.path)
+        for facts in CATALOGUE.fields(table).values():
+            if facts.name in CATALOGUE.own_fields(table, record):
+                continue
+            for kind in VALUED_KINDS:
+                for value in facts.values(kind):
+                    _put(client, [{"kind": kind, "operation": op.operation_id, "table": table,
+                                   "record": key, "field": facts.name, "value": value}])
+                    response = client.get(path)
+                    assert response.status_code == 200, response.text
+                    assert response.json()["data"].get(facts.name, value) == value
+                    checked += 1
+    assert checked > 400, checked  # 497 on this document

@@ -221,3 +221,14 @@ def test_the_self_check_leaves_out_only_the_fields_items_added(
 def test_the_inspector_marks_varied_answers(client: TestClient) -> None:
     page = client.get("/__mock__/inspector").text
     assert 'mark(path, "varied", "varied: " + entry.variations.join(", "))' in page
+
+
+def test_a_mock_on_shared_state_refuses_variations(redis_server: Any) -> None:
+    from mockserver.engine.app import Config, MockApp
+    from mockserver.standalone.server import create_app
+
+    shared = MockApp(Config(state=redis_server.url, state_namespace=f"rb-{uuid.uuid4().hex}"))
+    with TestClient(create_app(mock=shared)) as api:
+        response = api.put("/__mock__/variations", json={"seed": 1})
+        assert response.status_code == 409 and "Redis" in response.json()["error"]
+        assert api.get("/__mock__/variations").json()["plan"] == []
