@@ -17,7 +17,8 @@ from mockserver.engine.app import MockApp
 from mockserver.standalone.cli import build_parser, main, program_name, rate_limit_summary
 from mockserver.standalone.server import create_app
 
-COMMANDS = [["serve"], ["fixtures"], ["fixtures", "generate"], ["conform"], ["proxy"], []]
+COMMANDS = [["serve"], ["fixtures"], ["fixtures", "generate"], ["conform"], ["proxy"], ["robust"],
+            []]
 
 
 @pytest.mark.parametrize("command", COMMANDS, ids=lambda c: " ".join(c) or "top")

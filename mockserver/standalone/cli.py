@@ -1,4 +1,5 @@
-"""Command line: `python -m mockserver serve | fixtures generate | record | conform | proxy`."""
+"""Command line: `python -m mockserver serve | fixtures generate | record | conform | proxy |
+robust`."""
 
 from __future__ import annotations
 
@@ -384,6 +385,8 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
                         help="fuzz a server against the document (conform --help)")
     commands.add_parser("proxy", add_help=False,
                         help="validate traffic to a real server (proxy --help)")
+    commands.add_parser("robust", add_help=False,
+                        help="run a client's tests against varied answers (robust --help)")
     return parser
 
 
@@ -408,6 +411,10 @@ def main(argv: list[str] | None = None) -> int:
         from ..conform.cli import main as conform_main
 
         return conform_main(argv[1:], prog=f"{program_name()} conform")
+    if argv and argv[0] == "robust":
+        from ..robust.cli import main as robust_main
+
+        return robust_main(argv[1:], prog=f"{program_name()} robust")
     if argv and argv[0] == "proxy":
         from ..proxy import main as proxy_main
 
