@@ -115,20 +115,23 @@ def draw_plan(catalogue: Catalogue, records: Records, seed: int, *,
     plan: list[dict[str, Any]] = []
     if not pairs:
         return plan
+    keys: dict[str, list[str]] = {}  # each table's keys listed once per plan (100k contacts)
     wanted = size if size is not None else rng.randint(1, 6)
     for _ in range(wanted * 8):
         if len(plan) >= wanted:
             break
         kind, facts = rng.choice(pairs)
-        item = draw_item(catalogue, records, kind, facts.operation_id, rng)
+        item = draw_item(catalogue, records, kind, facts.operation_id, rng, keys)
         if item is not None:
             plan.append(item)
     return plan
 
 
 def draw_item(catalogue: Catalogue, records: Records, kind: str, operation: str,
-              rng: random.Random) -> dict[str, Any] | None:
-    """One item of `kind` on `operation`, or None when this draw found nothing to vary."""
+              rng: random.Random, keys: dict[str, list[str]] | None = None,
+              ) -> dict[str, Any] | None:
+    """One item of `kind` on `operation`, or None when this draw found nothing to vary;
+    `keys` caches each table's record keys across the draws of one plan."""
     facts = catalogue.operations[operation]
     item: dict[str, Any] = {"kind": kind, "operation": operation}
     if kind in ANSWER_KINDS:
@@ -142,7 +145,7 @@ def draw_item(catalogue: Catalogue, records: Records, kind: str, operation: str,
         elif kind == "slow":
             item["delay_ms"] = rng.choice(DELAYS_MS)
     elif kind not in PAGING_KINDS:
-        found = _draw_content(catalogue, records, kind, facts, rng)
+        found = _draw_content(catalogue, records, kind, facts, rng, {} if keys is None else keys)
         if found is None:
             return None
         item.update(found)
@@ -151,7 +154,7 @@ def draw_item(catalogue: Catalogue, records: Records, kind: str, operation: str,
 
 
 def _draw_content(catalogue: Catalogue, records: Records, kind: str, facts: OperationFacts,
-                  rng: random.Random) -> dict[str, Any] | None:
+                  rng: random.Random, keys: dict[str, list[str]]) -> dict[str, Any] | None:
     tables = [t for t in facts.tables if kind == "extra-field" or any(
         kind in f.kinds() for f in catalogue.fields(t).values())]
     if not tables:
@@ -160,9 +163,11 @@ def _draw_content(catalogue: Catalogue, records: Records, kind: str, facts: Oper
     rows = records.rows(table)
     if not rows:
         return None
-    keys = list(rows)
+    listed = keys.get(table)
+    if listed is None:
+        listed = keys[table] = list(rows)
     for _ in range(8):
-        key = rng.choice(keys)
+        key = rng.choice(listed)
         record = rows[key]
         if kind == "extra-field":
             documented = catalogue.documented(table)
