@@ -97,7 +97,7 @@ class MockState:
     store base it starts from and resets to (the shared seed, or a `StateSnapshot`'s).
     """
 
-    # A worker's copy of a state shared through Redis (shared.py's SharedMockState): the
+    # A worker's copy of a state shared through Redis (replication's SharedMockState): the
     # pipeline takes its view() as a request starts, confirms it (count_request, confirm)
     # and runs handlers in its transaction().
     replicated = False
@@ -226,7 +226,7 @@ class MockState:
 
     def count_request(self, kind: str, ident: str, view: Any = None) -> None:
         """Charge one request to a rate-limit window (429 past the limit). `view` is what
-        the request read of a shared state (shared.py), confirmed in the same step; unused
+        the request read of a shared state (replication/), confirmed in the same step; unused
         here."""
         self.limiter.hit(kind, ident)
 

@@ -13,7 +13,7 @@ import pytest
 from conftest import auth
 
 from mockserver.engine.errors import StaleRead
-from mockserver.engine.shared import SharedLog
+from mockserver.engine.replication.log import SharedLog
 from mockserver.standalone.server import create_app
 
 from .conftest import Workers, in_memory

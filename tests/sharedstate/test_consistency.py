@@ -13,7 +13,7 @@ import pytest
 from redis_server import RedisServer
 
 from mockserver.engine.errors import StaleRead
-from mockserver.engine.shared import StateUnavailable
+from mockserver.engine.replication.log import StateUnavailable
 
 from .conftest import Workers, in_memory
 

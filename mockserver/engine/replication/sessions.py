@@ -1,4 +1,4 @@
-"""Sessions and snapshots of a mock shared through Redis (shared.py): one registry for every
+"""Sessions and snapshots of a mock shared through Redis (log.py): one registry for every
 worker and process of the namespace.
 
 Redis holds, under the namespace's prefix `mock:{namespace}:`:
@@ -8,7 +8,7 @@ Redis holds, under the namespace's prefix `mock:{namespace}:`:
 | `sessions` (hash) | the registry: name -> the session's creation (an incarnation id, created_at, the snapshot it was forked from and that snapshot's stored id, the settings, the dataset) |
 | `changes` (hash) | name -> records the session holds beyond its base; `snap:<name>` -> a snapshot's: the memory cap |
 | `session:{name}:log`, `:last`, `:epoch`, `:journal`, `:windows`, `:limits` ... | the session's own log and Redis structures, as the default session's under the bare prefix; `:used`, the time (Redis's clock, ms) of its last request on any worker, for idle expiry |
-| `snapshots` (hash), `snapshot:<id>`, `snaprefs` (hash) | snapshot name -> its description and stored id; the serialized snapshot (shared_layers.py); how many hold each stored id (the name, and each session forked from it) |
+| `snapshots` (hash), `snapshot:<id>`, `snaprefs` (hash) | snapshot name -> its description and stored id; the serialized snapshot (layers.py); how many hold each stored id (the name, and each session forked from it) |
 
 Creating, deleting, expiring and clearing sessions and saving or deleting snapshots are each
 one Lua script, so the caps (507) and name conflicts (409) hold across workers and nothing is
@@ -16,7 +16,7 @@ half-created. A session's epoch is its incarnation id: deleting it removes its k
 registry entry in the same script.
 
 Each worker materialises a session the first time a request names it: a `SessionState`, the
-shared state of shared.py over the session's keys, whose store is a copy-on-write layer over
+shared state of log.py over the session's keys, whose store is a copy-on-write layer over
 the shared seed (or over the snapshot it was forked from, decoded once per worker and shared
 by every fork of it). Before answering, the worker catches the session's log up with a script
 that also checks the session is still registered (and notes its use): a session deleted
@@ -40,8 +40,8 @@ from typing import Any
 
 import orjson
 
-from .errors import Conflict, NotFound
-from .sessions import (
+from ..errors import Conflict, NotFound
+from ..sessions import (
     DEFAULT_SESSION,
     Sessions,
     _wall,
@@ -50,10 +50,11 @@ from .sessions import (
     session_cap,
     unknown_session,
 )
-from .shared import _APPEND, _SYNC, SharedLog, SharedMockState, StateUnavailable
-from .shared_layers import decode_snapshot, encode_snapshot, snapshot_dataset
-from .state import KEEP, MockState, Settings, Shared, StateSnapshot
-from .store import Base, Store
+from ..state import KEEP, MockState, Settings, Shared, StateSnapshot
+from ..store import Base, Store
+from .layers import decode_snapshot, encode_snapshot, snapshot_dataset
+from .log import _APPEND, _SYNC, SharedLog, SharedMockState, StateUnavailable
+from .lua import script
 
 __all__ = ["SESSION_KEYS", "SessionState", "SharedSessions"]
 
@@ -61,143 +62,19 @@ __all__ = ["SESSION_KEYS", "SessionState", "SharedSessions"]
 SESSION_KEYS = ("log", "last", "epoch", "journal", "jsizes", "jmeta", "windows", "limits", "meta",
                 "used")
 
-# Shared by the registry scripts: ARGV[1] is the namespace's prefix.
-_LIB = """
-local P = ARGV[1]
-local SUFFIXES = {""" + ", ".join(f"'{k}'" for k in SESSION_KEYS) + """}
-local function unref(id)
-  if type(id) ~= 'string' then return end
-  if redis.call('HINCRBY', P .. 'snaprefs', id, -1) <= 0 then
-    redis.call('HDEL', P .. 'snaprefs', id)
-    redis.call('DEL', P .. 'snapshot:' .. id)
-  end
-end
-local function drop(name)
-  local entry = redis.call('HGET', P .. 'sessions', name)
-  if not entry then return 0 end
-  unref(cjson.decode(entry)['base'])
-  for _, s in ipairs(SUFFIXES) do redis.call('DEL', P .. 'session:' .. name .. ':' .. s) end
-  redis.call('HDEL', P .. 'sessions', name)
-  redis.call('HDEL', P .. 'changes', name)
-  return 1
-end
-local function now_ms()
-  local t = redis.call('TIME')
-  return t[1] .. string.format('%03d', math.floor(tonumber(t[2]) / 1000))
-end
-local function held(extra, record_bytes)
-  local n = extra
-  for _, v in ipairs(redis.call('HVALS', P .. 'changes')) do n = n + tonumber(v) end
-  return n * record_bytes
-end
-"""
-
-# ARGV: prefix, name, entry, incarnation, (unused), max sessions, max change bytes, record
-# bytes, snapshot name ('' none), its stored id, then the rate limits (field/value pairs).
-_CREATE = _LIB + """
-local name = ARGV[2]
-if redis.call('HEXISTS', P .. 'sessions', name) == 1 then return {'exists'} end
-local base = false
-if ARGV[9] ~= '' then
-  local meta = redis.call('HGET', P .. 'snapshots', ARGV[9])
-  if not meta then return {'nosnap'} end
-  base = cjson.decode(meta)['id']
-  if base ~= ARGV[10] then return {'retry'} end
-end
-if redis.call('HLEN', P .. 'sessions') >= tonumber(ARGV[6]) then return {'cap'} end
-local h = held(0, tonumber(ARGV[8]))
-if h >= tonumber(ARGV[7]) then return {'memory', tostring(h)} end
-local sp = P .. 'session:' .. name .. ':'
-for _, s in ipairs(SUFFIXES) do redis.call('DEL', sp .. s) end
-redis.call('SET', sp .. 'epoch', ARGV[4])
-if #ARGV > 10 then redis.call('HSET', sp .. 'limits', unpack(ARGV, 11)) end
-redis.call('HSET', P .. 'sessions', name, ARGV[3])
-redis.call('SET', sp .. 'used', now_ms())
-redis.call('HSET', P .. 'changes', name, 0)
-if base then redis.call('HINCRBY', P .. 'snaprefs', base, 1) end
-return {'ok'}
-"""
-
-# ARGV: prefix, name. Returns 1 when deleted, 0 when there was no such session.
-_DELETE = _LIB + "return drop(ARGV[2])"
-
-# ARGV: prefix, now ms ('': Redis's clock), idle ms. Returns the names of the sessions it
-# deleted.
-_EXPIRE = _LIB + """
-local now = tonumber(ARGV[2] ~= '' and ARGV[2] or now_ms())
-local gone = {}
-for _, name in ipairs(redis.call('HKEYS', P .. 'sessions')) do
-  local used = tonumber(redis.call('GET', P .. 'session:' .. name .. ':used') or '0')
-  if now - used > tonumber(ARGV[3]) then
-    drop(name)
-    gone[#gone + 1] = name
-  end
-end
-return gone
-"""
-
-# ARGV: prefix. Deletes every session and snapshot; returns how many sessions there were.
-_CLEAR = _LIB + """
-local names = redis.call('HKEYS', P .. 'sessions')
-for _, name in ipairs(names) do drop(name) end
-local snaps = redis.call('HGETALL', P .. 'snapshots')
-for i = 1, #snaps, 2 do
-  unref(cjson.decode(snaps[i + 1])['id'])
-  redis.call('HDEL', P .. 'changes', 'snap:' .. snaps[i])
-end
-redis.call('DEL', P .. 'snapshots')
-return #names
-"""
-
-# ARGV: prefix, name, description, stored id, serialized snapshot, replace ('1'), max change
-# bytes, record bytes, the snapshot's changes.
-_SAVE = _LIB + """
-local old = redis.call('HGET', P .. 'snapshots', ARGV[2])
-if old and ARGV[6] ~= '1' then return {'exists'} end
-local h = held(tonumber(ARGV[9]), tonumber(ARGV[8]))
-if h >= tonumber(ARGV[7]) then return {'memory', tostring(h)} end
-redis.call('SET', P .. 'snapshot:' .. ARGV[4], ARGV[5])
-redis.call('HINCRBY', P .. 'snaprefs', ARGV[4], 1)
-redis.call('HSET', P .. 'snapshots', ARGV[2], ARGV[3])
-redis.call('HSET', P .. 'changes', 'snap:' .. ARGV[2], ARGV[9])
-if old then unref(cjson.decode(old)['id']) end
-return {'ok'}
-"""
-
-# ARGV: prefix, name. Returns 1 when deleted, 0 when there was no such snapshot.
-_DELETE_SNAPSHOT = _LIB + """
-local old = redis.call('HGET', P .. 'snapshots', ARGV[2])
-if not old then return 0 end
-redis.call('HDEL', P .. 'snapshots', ARGV[2])
-redis.call('HDEL', P .. 'changes', 'snap:' .. ARGV[2])
-unref(cjson.decode(old)['id'])
-return 1
-"""
-
-# ARGV: prefix, name, changes. Notes a session's changes (not for a session deleted meanwhile).
-_CHANGES = """
-if redis.call('HEXISTS', ARGV[1] .. 'sessions', ARGV[2]) == 1 then
-  redis.call('HSET', ARGV[1] .. 'changes', ARGV[2], ARGV[3])
-end
-return 1
-"""
-
-# Before shared.py's `_SYNC` (KEYS[10]: the session's `used`), for a session: {0} when it is
-# not registered (its epoch goes with its registry entry); else its use noted (Redis's clock).
-_SESSION_SYNC_PRELUDE = """
-if not redis.call('GET', KEYS[3]) then
-  if ARGV[8] then redis.call('DEL', KEYS[9]) end  -- the read's staged journal entry
-  return {0}
-end
-local t = redis.call('TIME')
-redis.call('SET', KEYS[10], t[1] .. string.format('%03d', math.floor(tonumber(t[2]) / 1000)))
-"""
-
-# Before shared.py's append, for a session: only into the incarnation the worker is in.
-_SESSION_GUARD = """
-local e = redis.call('GET', KEYS[3])
-if not e or e ~= ARGV[3] then return {0, 'gone'} end
-"""
+# The registry's scripts (lua/*.lua), each after the functions they share (`session_lib`).
+_SUFFIXES = ", ".join(f"'{k}'" for k in SESSION_KEYS)
+_CREATE = script("session_lib", "session_create", SESSION_SUFFIXES=_SUFFIXES)
+_DELETE = script("session_lib", "session_delete", SESSION_SUFFIXES=_SUFFIXES)
+_EXPIRE = script("session_lib", "session_expire", SESSION_SUFFIXES=_SUFFIXES)
+_CLEAR = script("session_lib", "session_clear", SESSION_SUFFIXES=_SUFFIXES)
+_SAVE = script("session_lib", "snapshot_save", SESSION_SUFFIXES=_SUFFIXES)
+_DELETE_SNAPSHOT = script("session_lib", "snapshot_delete", SESSION_SUFFIXES=_SUFFIXES)
+_CHANGES = script("session_changes")  # a session's changes noted (not for one deleted)
+# Before log.py's `_SYNC`, for a session: still registered? (its use noted); before its
+# append: only into the incarnation the worker is in.
+_SESSION_SYNC_PRELUDE = script("session_sync")
+_SESSION_GUARD = script("session_guard")
 
 
 def _pairs(raw: Any) -> dict[bytes, bytes]:
@@ -409,7 +286,7 @@ class SharedSessions(Sessions):
         self._changes = register(_CHANGES)
         self.session_sync = register(_SESSION_SYNC_PRELUDE + _SYNC)
         self.session_append = register(_SESSION_GUARD + _APPEND)
-        # Loaded with the default's scripts when Redis does not know them (shared.py).
+        # Loaded with the default's scripts when Redis does not know them (log.py).
         log._scripts = (*log._scripts, self._create, self._delete, self._expire,
                         self._clear_all, self._save, self._delete_snapshot, self._changes,
                         self.session_sync, self.session_append)

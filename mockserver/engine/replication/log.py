@@ -32,9 +32,9 @@ it has not applied yet before it answers a request.
   worker changed locally is undone (never half-applied); the next request catches up again.
   Redis restarted without its data: the mock starts over from its fixtures on every worker.
 - A log that grows past `SharedLog.compact_after` entries since its last base gets a
-  *checkpoint*: a base entry holding the serialized state (shared_layers.py), written by the
+  *checkpoint*: a base entry holding the serialized state (layers.py), written by the
   worker whose write crossed the mark, with everything before it trimmed in the same script.
-- Sessions and snapshots are shared too (shared_sessions.py): each session is a state like
+- Sessions and snapshots are shared too (sessions.py): each session is a state like
   this one with its own log and keys under `mock:{namespace}:session:{name}:`, listed in a
   registry hash that Lua scripts create, delete and expire atomically.
 
@@ -63,11 +63,11 @@ import anyio.to_thread
 import orjson
 from anyio.lowlevel import RunVar
 
-from ..data.fixtures import Dataset
-from .clock import Clock, check_clock, parse_clock
-from .errors import ApiError, StaleRead, TooManyRequests
-from .faults import FaultRule, Faults
-from .journal import (
+from ...data.fixtures import Dataset
+from ..clock import Clock, check_clock, parse_clock
+from ..errors import ApiError, StaleRead, TooManyRequests
+from ..faults import FaultRule, Faults
+from ..journal import (
     _ENTRY_OVERHEAD,
     MAX_JOURNAL_BYTES,
     Journal,
@@ -75,11 +75,12 @@ from .journal import (
     header_size,
     kept_bodies,
 )
-from .ratelimit import WINDOW_SECONDS, RateLimiter
-from .shared_layers import CHECKPOINT, checkpoint_fields, restore_checkpoint
-from .state import KEEP, MockState, Settings, Shared
-from .storage import FileStore, StorageKeys
-from .store import Base, Record, Store
+from ..ratelimit import WINDOW_SECONDS, RateLimiter
+from ..state import KEEP, MockState, Settings, Shared
+from ..storage import FileStore, StorageKeys
+from ..store import Base, Record, Store
+from .layers import checkpoint_fields, restore_checkpoint
+from .lua import script
 
 if TYPE_CHECKING:
     import redis as redis_module
@@ -140,176 +141,17 @@ def connect(url: str) -> redis_module.Redis:
     return client
 
 
-# -- Lua: each one runs atomically in Redis ---------------------------------------------------
+# -- Lua (lua/*.lua): each one runs atomically in Redis ------------------------------------
 
-# A rate-limit hit on the limits and windows hashes: nil, or {limit, window start} when the
-# window is full (then nothing is counted). Windows are fixed minutes on the mock clock.
-_HIT_FUNCTION = """
-local function hit(limits, windows, kind, ident, now)
-  local set = redis.call('HMGET', limits, 'enabled', 'ws:' .. ident, 'default')
-  if set[1] == '0' then return nil end
-  local limit = false
-  if kind == 'workspace' then limit = set[2] end
-  limit = tonumber(limit or set[3] or '0')
-  if limit <= 0 then return nil end
-  local field = kind .. ':' .. ident
-  local start, count = now, 0
-  local window = redis.call('HGET', windows, field)
-  if window then
-    local s, c = string.match(window, '(%-?%d+) (%d+)')
-    start, count = tonumber(s), tonumber(c)
-    if now - start >= """ + str(WINDOW_SECONDS * 1000) + """ then start, count = now, 0 end
-  end
-  if count >= limit then return {limit, start} end
-  redis.call('HSET', windows, field, start .. ' ' .. (count + 1))
-  return nil
-end
-"""
-
-# A journal entry recorded: moved from the worker's staging list (where the same write put it
-# with a plain RPUSH just before: the entry's bytes never pass through Lua), numbered, and the
-# oldest entries past either bound dropped (the newest is always kept), as Journal.record does
-# in memory. `sizes` is a list beside the journal (each entry's size); `jmeta` holds `seq`
-# (the last entry's number: numbers are consecutive, so it and the journal's length give each
-# entry's), `bytes` (kept in all) and `dropped`. `size` is JournalEntry.kept_bytes.
-_RECORD_FUNCTION = """
-local function record(journal, sizes, jmeta, stage, size, maxlen, maxbytes)
-  if not redis.call('LMOVE', stage, journal, 'RIGHT', 'RIGHT') then return end
-  redis.call('DEL', stage)  -- what a broken request may have left before it
-  local n = redis.call('RPUSH', sizes, size)
-  local meta = redis.call('HMGET', jmeta, 'seq', 'bytes', 'dropped')
-  local total = tonumber(meta[2] or '0') + tonumber(size)
-  maxlen, maxbytes = tonumber(maxlen), tonumber(maxbytes)
-  local drop = 0
-  while n - drop > 1 and (n - drop > maxlen or total > maxbytes) do
-    total = total - tonumber(redis.call('LPOP', sizes) or '0')
-    drop = drop + 1
-  end
-  if drop > 0 then redis.call('LTRIM', journal, drop, -1) end
-  redis.call('HSET', jmeta, 'seq', tonumber(meta[1] or '0') + 1, 'bytes', total,
-             'dropped', tonumber(meta[3] or '0') + drop)
-end
-"""
-
-# A journal entry recorded on its own (SharedJournal.record, posted after `RPUSH stage entry`).
-# KEYS: journal, jsizes, jmeta, stage, and for a session its epoch (gone with the session:
-# then the entry is dropped, not journaled under keys of no session). ARGV: the entry's size,
-# max entries, max bytes.
-_RECORD = _RECORD_FUNCTION + """
-if KEYS[5] and redis.call('EXISTS', KEYS[5]) == 0 then
-  redis.call('DEL', KEYS[4])
-  return 0
-end
-record(KEYS[1], KEYS[2], KEYS[3], KEYS[4], ARGV[1], ARGV[2], ARGV[3])
-return 1
-"""
-
-# The one round trip of a request (and the catch-up). KEYS: log, last, epoch, limits,
-# windows, journal, jsizes, jmeta, the worker's journal staging list. ARGV: applied id ('*':
-# the place is known to have been current during the request, only the epoch is checked), known
-# epoch, batch, a new epoch (used when none), then optionally kind, ident, now (ms) of a
-# request to count (kind '' for none), and when the same write staged the request's journal
-# entry, its size, max entries, max bytes (_RECORD's ARGV). Returns {epoch, last id, entries}
-# when the log has entries the worker has not applied (nothing counted or recorded; with a
-# fourth item, 1, when the worker's place is not in the log and it must rebuild from the
-# log's start: `_behind`), {epoch, last id, limit, window start} when over the limit (nothing
-# recorded: the answer becomes a 429, recorded apart), else {epoch, last id} (counted,
-# recorded).
-_SYNC = _HIT_FUNCTION + _RECORD_FUNCTION + """
-local got = redis.call('MGET', KEYS[3], KEYS[2])
-local epoch, last = got[1], got[2] or '0-0'
-if not epoch then redis.call('SET', KEYS[3], ARGV[4]); epoch = ARGV[4] end
-if epoch ~= ARGV[2] or (ARGV[1] ~= '*' and last ~= ARGV[1]) then
-  if ARGV[8] then redis.call('DEL', KEYS[9]) end
-  local start, rebuild = '(' .. ARGV[1], false
-  if epoch ~= ARGV[2] then
-    start = '-'
-  elseif ARGV[1] ~= '0-0' then
-    -- The worker's last entry is gone while older ones are there, or the log is empty: the
-    -- log went backwards (Redis restored an older snapshot). Trimmed by a later base, it
-    -- would be older than every entry left, and the log go on from that base.
-    local at = redis.call('XREVRANGE', KEYS[1], ARGV[1], '-', 'COUNT', 1)
-    if (at[1] and at[1][1] ~= ARGV[1]) or (not at[1] and redis.call('XLEN', KEYS[1]) == 0) then
-      start, rebuild = '-', true
-    end
-  end
-  local entries = redis.call('XRANGE', KEYS[1], start, '+', 'COUNT', ARGV[3])
-  if rebuild then return {epoch, last, entries, 1} end
-  return {epoch, last, entries}
-end
-if ARGV[5] and ARGV[5] ~= '' then
-  local over = hit(KEYS[4], KEYS[5], ARGV[5], ARGV[6], tonumber(ARGV[7]))
-  if over then
-    if ARGV[8] then redis.call('DEL', KEYS[9]) end
-    return {epoch, last, over[1], over[2]}
-  end
-end
-if ARGV[8] then record(KEYS[6], KEYS[7], KEYS[8], KEYS[9], ARGV[8], ARGV[9], ARGV[10]) end
-return {epoch, last}
-"""
-
-# KEYS: log, last, epoch, journal, windows, limits, then the journal's sizes and jmeta.
-# ARGV: expected last id ('*': no check), base flag, epoch, limits flag, n, then kind, ident,
-# now (ms) of the request to count with the write (kind '' for none), the limits (a flat
-# field/value list of n items, set when the flag is '1'), then the entry's fields.
-# Returns {1, id}, {0, last id} (someone appended first: nothing counted), or
-# {2, limit, window start} (over the limit: nothing appended).
-_APPEND = _HIT_FUNCTION + """
-local last = redis.call('GET', KEYS[2]) or '0-0'
-if ARGV[1] ~= '*' and last ~= ARGV[1] then return {0, last} end
-if ARGV[6] ~= '' then
-  local over = hit(KEYS[6], KEYS[5], ARGV[6], ARGV[7], tonumber(ARGV[8]))
-  if over then return {2, over[1], over[2]} end
-end
-if not redis.call('GET', KEYS[3]) then redis.call('SET', KEYS[3], ARGV[3]) end
-local n = tonumber(ARGV[5])
-local fields = {}
-for i = 9 + n, #ARGV do fields[#fields + 1] = ARGV[i] end
-local id = redis.call('XADD', KEYS[1], '*', unpack(fields))
-redis.call('SET', KEYS[2], id)
-if ARGV[2] == '1' then
-  redis.call('XTRIM', KEYS[1], 'MINID', id)
-  redis.call('DEL', KEYS[4], KEYS[5], KEYS[7])
-  redis.call('HDEL', KEYS[8], 'bytes', 'dropped')
-end
-if ARGV[4] == '1' then
-  redis.call('DEL', KEYS[5], KEYS[6])
-  if n > 0 then redis.call('HSET', KEYS[6], unpack(ARGV, 9, 8 + n)) end
-end
-return {1, id}
-"""
-
-# A hit without the catch-up check (a request counted outside the pipeline).
-# KEYS: limits, windows. ARGV: kind, ident, now (ms). Returns {0} or {1, limit, window start}.
-_HIT = _HIT_FUNCTION + """
-local over = hit(KEYS[1], KEYS[2], ARGV[1], ARGV[2], tonumber(ARGV[3]))
-if over then return {1, over[1], over[2]} end
-return {0}
-"""
-
-# KEYS: journal, sizes, jmeta (numbering goes on, as in memory). Returns how many entries
-# were dropped.
-_CLEAR = """
-local n = redis.call('LLEN', KEYS[1])
-redis.call('DEL', KEYS[1], KEYS[2])
-redis.call('HDEL', KEYS[3], 'bytes', 'dropped')
-return n
-"""
-
-# KEYS: meta. ARGV: a secret. The namespace's secret for signing cursors (`cursor_secret`):
-# the one stored, else this one, stored. Every worker and process of a namespace signs and
-# checks cursors with it, so a `next_cursor` is good on any of them.
-_SECRET = """
-redis.call('HSETNX', KEYS[1], 'cursor_secret', ARGV[1])
-return redis.call('HGET', KEYS[1], 'cursor_secret')
-"""
-
-# KEYS: meta. ARGV: field/value pairs. Sets them when the namespace is new; returns the
-# namespace's values.
-_META = """
-if redis.call('EXISTS', KEYS[1]) == 0 then redis.call('HSET', KEYS[1], unpack(ARGV)) end
-return redis.call('HGETALL', KEYS[1])
-"""
+_RECORD = script("record_function", "record")  # a journal entry recorded on its own
+_SYNC = script("hit_function", "record_function", "sync")  # a request's one round trip
+_APPEND = script("hit_function", "append")  # an entry appended if the log ends where expected
+_HIT = script("hit_function", "hit")  # a request counted outside the pipeline
+_CLEAR = script("clear_journal")
+_SECRET = script("secret")  # the namespace's cursor secret
+_META = script("meta")  # the namespace's settings
+_INIT_LIMITS = script("init_limits")
+CHECKPOINT = script("checkpoint")
 
 
 # -- off the event loop ------------------------------------------------------------------------
@@ -652,9 +494,8 @@ class SharedLog:
         try:
             raw = self._meta(keys=[self.keys["meta"]],
                              args=[x for kv in settings.items() for x in kv])
-            self.client.eval("if redis.call('EXISTS', KEYS[1]) == 0 then "
-                             "redis.call('HSET', KEYS[1], unpack(ARGV)) end return 1",
-                             1, self.keys["limits"], *[x for kv in limits.items() for x in kv])
+            self.client.eval(_INIT_LIMITS, 1, self.keys["limits"],
+                             *[x for kv in limits.items() for x in kv])
             with self.lock:
                 self._load_scripts()
                 self.read_secret()

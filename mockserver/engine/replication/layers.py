@@ -1,4 +1,4 @@
-"""Serialized states for shared state (shared.py): log checkpoints and snapshots in Redis.
+"""Serialized states for shared state (log.py): log checkpoints and snapshots in Redis.
 
 Two things are written to Redis as a state's serialized form, both built on the store's
 copy-on-write layers (store.py: `Store.layer()`/`restore()`, `Snapshot.of()`):
@@ -27,26 +27,13 @@ from typing import Any
 
 import orjson
 
-from .faults import FaultRule, Faults
-from .state import Settings, Shared, StateSnapshot
-from .storage import FileStore
-from .store import Snapshot, Store
+from ..faults import FaultRule, Faults
+from ..state import Settings, Shared, StateSnapshot
+from ..storage import FileStore
+from ..store import Snapshot, Store
 
-__all__ = ["CHECKPOINT", "checkpoint_fields", "decode_snapshot", "encode_snapshot",
+__all__ = ["checkpoint_fields", "decode_snapshot", "encode_snapshot",
            "restore_checkpoint"]
-
-# KEYS: log, last, epoch. ARGV: expected last id, epoch, then the entry's fields.
-# Appends the checkpoint and trims the log before it when the log still ends at the expected
-# id in the same incarnation; returns {1, id} or {0, last id}.
-CHECKPOINT = """
-local last = redis.call('GET', KEYS[2]) or '0-0'
-if last ~= ARGV[1] or redis.call('GET', KEYS[3]) ~= ARGV[2] then return {0, last} end
-local id = redis.call('XADD', KEYS[1], '*', unpack(ARGV, 3))
-redis.call('SET', KEYS[2], id)
-redis.call('XTRIM', KEYS[1], 'MINID', id)
-return {1, id}
-"""
-
 
 def checkpoint_fields(state: Any) -> list[Any]:
     """The stream fields of a checkpoint of `state` (a `SharedMockState`: not imported, which
