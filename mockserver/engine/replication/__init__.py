@@ -7,7 +7,8 @@ the pieces and which way they depend.
 
 from __future__ import annotations
 
-from .log import SharedLog, SharedMockState, SharedStateError, StateUnavailable, shared_state
+from .log import SharedLog, SharedStateError, StateUnavailable
+from .state import SharedMockState, shared_state
 
 __all__ = ["SharedLog", "SharedMockState", "SharedStateError", "StateUnavailable",
            "shared_state"]

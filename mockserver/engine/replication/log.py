@@ -46,49 +46,33 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import dataclasses
-import hashlib
-import itertools
 import logging
 import math
 import secrets
 import threading
-import time
-from collections.abc import Callable, Iterable, Iterator, MutableMapping
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from collections.abc import Callable, MutableMapping
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import anyio
 import anyio.to_thread
-import orjson
 from anyio.lowlevel import RunVar
 
-from ...data.fixtures import Dataset
-from ..clock import Clock, check_clock, parse_clock
+from ..commands import Checkpoint, Command, Write
 from ..errors import ApiError, StaleRead, TooManyRequests
-from ..faults import FaultRule, Faults
-from ..journal import (
-    _ENTRY_OVERHEAD,
-    MAX_JOURNAL_BYTES,
-    Journal,
-    JournalEntry,
-    header_size,
-    kept_bodies,
-)
-from ..ratelimit import WINDOW_SECONDS, RateLimiter
-from ..state import KEEP, MockState, Settings, Shared
-from ..storage import FileStore, StorageKeys
-from ..store import Base, Record, Store
-from .layers import checkpoint_fields, restore_checkpoint
+from ..ratelimit import WINDOW_SECONDS
+from ..store import Changes
+from .codec import decode, encode
 from .lua import script
 
 if TYPE_CHECKING:
     import redis as redis_module
 
-    from .pagination import CursorCodec
+    from ..clock import Clock
+    from ..storage import FileStore
+    from ..store import Store
 
-__all__ = ["SharedLog", "SharedMockState", "SharedStateError", "StateUnavailable", "connect",
-           "shared_state"]
+
+__all__ = ["SharedLog", "SharedStateError", "StateUnavailable", "connect"]
 
 log = logging.getLogger("mockserver.shared")
 
@@ -203,7 +187,21 @@ async def off_loop(log: SharedLog, fn: Callable[..., T], *args: Any,
     return await anyio.to_thread.run_sync(run, limiter=limiter)
 
 
-# -- what a request read, and a transaction: what a worker changed locally and how to undo it --
+class Replica(Protocol):
+    """What a log needs of the state it replicates (replication/state.py's SharedMockState)."""
+
+    store: Store
+    files: FileStore
+    clock: Clock
+
+    def apply(self, command: Command) -> Any: ...
+
+    def export(self, after: str = "") -> Checkpoint: ...
+
+    def rebase(self) -> None: ...
+
+
+# -- what a request read ---------------------------------------------------------------------
 
 class View:
     """Where a worker was in the log when a request started reading its local copy; the
@@ -244,27 +242,12 @@ def _too_many(kind: str, limit: int, start_ms: int, now_ms: int) -> TooManyReque
     )
 
 
-class _Tx:
-    __slots__ = ("counter", "files", "last_ms", "undo", "writes")
-
-    def __init__(self, counter: int, last_ms: int) -> None:
-        self.counter = counter
-        self.last_ms = last_ms
-        self.writes: dict[tuple[str, str], Record | None] = {}  # final state by (table, key)
-        self.undo: list[tuple[str, str, Record | None]] = []  # (table, key, old) in order
-        self.files: dict[str, bytes] = {}
-
-    def dirty(self, store: SharedStore) -> bool:
-        return bool(self.writes or self.files) or self.counter != store._counter \
-            or self.last_ms != store._last_ms
-
-
 # -- the log ---------------------------------------------------------------------------------
 
 class SharedLog:
     """The replicated log of one mock (a namespace in one Redis) and the worker's place in it."""
 
-    def __init__(self, state: SharedMockState, url: str, namespace: str, *,
+    def __init__(self, state: Replica, url: str, namespace: str, *,
                  client: redis_module.Redis | None = None, prefix: str | None = None) -> None:
         redis = _redis()
         self.redis_errors: tuple[type[BaseException], ...] = (redis.RedisError, OSError)
@@ -281,18 +264,19 @@ class SharedLog:
         self.keys = {name: prefix + name for name in
                      ("log", "last", "epoch", "journal", "jsizes", "jmeta", "windows",
                       "limits", "meta")}
-        self._sync = self.client.register_script(_SYNC)
+        self.sync_script = self.client.register_script(_SYNC)
         self._append = self.client.register_script(_APPEND)
-        self._hit = self.client.register_script(_HIT)
-        self._clear = self.client.register_script(_CLEAR)
+        self.hit_script = self.client.register_script(_HIT)
+        self.clear_script = self.client.register_script(_CLEAR)
         self._meta = self.client.register_script(_META)
         self._secret = self.client.register_script(_SECRET)
         self._checkpoint = self.client.register_script(CHECKPOINT)
-        self._scripts: tuple[Any, ...] = (self._sync, self._append, self._hit, self._clear,
-                                          self._checkpoint, self._secret)
-        # The worker's journal staging list (SharedJournal): one per connection.
+        # Loaded again when Redis lost its script cache (sessions.py adds its own).
+        self.scripts: tuple[Any, ...] = (self.sync_script, self._append, self.hit_script,
+                                         self.clear_script, self._checkpoint, self._secret)
+        # The worker's journal staging list (RedisJournal): one per connection.
         self.keys["stage"] = f"mock:{{{namespace}}}:jstage:{secrets.token_hex(6)}"
-        self._sync_keys = [self.keys[k] for k in ("log", "last", "epoch", "limits", "windows",
+        self.sync_keys = [self.keys[k] for k in ("log", "last", "epoch", "limits", "windows",
                                                    "journal", "jsizes", "jmeta", "stage")]
         self.since_base = 0  # entries after the last base (reset, checkpoint) in the log
         self.compact_after = COMPACT_AFTER
@@ -476,7 +460,7 @@ class SharedLog:
                     log.warning("shared state: a posted command failed: %s", failed)
 
     def _load_scripts(self) -> None:
-        self._exchange(*[("SCRIPT", "LOAD", script.script) for script in self._scripts])
+        self._exchange(*[("SCRIPT", "LOAD", script.script) for script in self.scripts])
 
     def _lost(self) -> None:
         """The connection broke: what was posted and not confirmed may be lost."""
@@ -532,7 +516,7 @@ class SharedLog:
         result = None
         with self.lock:
             while True:
-                reply = self.call(self._sync, self._sync_keys,
+                reply = self.call(self.sync_script, self.sync_keys,
                                   [self.last_id, self.epoch, CATCH_UP_BATCH,
                                    secrets.token_hex(8)])
                 done, value = self._absorb(reply, wanted)
@@ -563,11 +547,19 @@ class SharedLog:
         entries = reply[2]
         for raw_id, raw_fields in entries:
             entry_id = raw_id.decode()
-            value = self.state.apply(raw_fields)
+            value = self._apply(decode(raw_fields))
             self.last_id = entry_id
             if entry_id == wanted:
                 result = value
         return len(entries) < CATCH_UP_BATCH, result
+
+    def _apply(self, command: Command) -> Any:
+        """Apply one entry's command (a base starts the count towards the next checkpoint
+        over; a checkpoint taken where this worker is has nothing to change)."""
+        self.since_base = 0 if command.base else self.since_base + 1
+        if isinstance(command, Checkpoint) and command.after == self.last_id:
+            return None
+        return self.state.apply(command)
 
     def _rebuild(self) -> None:
         """Back to the start-up state, to apply the log Redis holds from its start."""
@@ -586,7 +578,7 @@ class SharedLog:
                         ticket[1] if ticket is not None and ticket[0] is owner
                         else owner.failures)
 
-    def _seen_current(self, view: View) -> bool:
+    def seen_current(self, view: View) -> bool:
         """Whether Redis was seen to end the log at `view`'s place after the view was taken
         (this worker's own append there): the request, not yet answered then, read the
         present at that moment, whatever was appended after (DECISIONS R18)."""
@@ -612,7 +604,7 @@ class SharedLog:
             if count is not None:
                 view.count = count
             return
-        self._confirm(view, count)
+        self.confirm_now(view, count)
 
     async def settle(self, view: View, entry: tuple[bytes, int] | None,
                      maxlen: int = 0, max_bytes: int = 0) -> TooManyRequests | None:
@@ -630,10 +622,10 @@ class SharedLog:
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:  # pragma: no cover - not under asyncio (trio): one at a time
-            return await off_loop(self, lambda: self._confirm(
+            return await off_loop(self, lambda: self.confirm_now(
                 view, view.count, entry, maxlen, max_bytes, answer=True))
         future: asyncio.Future[TooManyRequests | None] = loop.create_future()
-        self.connection_owner()._enqueue(loop, (self, view, entry, maxlen, max_bytes, future))
+        self.connection_owner().enqueue(loop, (self, view, entry, maxlen, max_bytes, future))
         return await future
 
     def _settled(self, view: View | None) -> None:
@@ -646,7 +638,7 @@ class SharedLog:
         """The log whose connection this one's calls use (a session's: the default's)."""
         return self
 
-    def _enqueue(self, loop: asyncio.AbstractEventLoop, item: tuple[Any, ...]) -> None:
+    def enqueue(self, loop: asyncio.AbstractEventLoop, item: tuple[Any, ...]) -> None:
         with self._batch_lock:
             batch = self._batches.get(loop)
             if batch is None:
@@ -701,15 +693,15 @@ class SharedLog:
                     f"no answer within {REDIS_TIMEOUT:g} s to a call this request waited "
                     "behind"), 0))
                 continue
-            seen = log._seen_current(view)
+            seen = log.seen_current(view)
             if not seen and (view.last_id != log.last_id or view.epoch != log.epoch):
                 outcomes.append((item, StaleRead(), 0))  # applied entries since it read
                 continue
-            args, before, now_ms = log._sync_args(view.count, entry, maxlen, max_bytes)
+            args, before, now_ms = log.sync_args(view.count, entry, maxlen, max_bytes)
             if seen:
                 args[0] = "*"
-            commands += [*before, ("EVALSHA", log._sync.sha, len(log._sync_keys),
-                                   *log._sync_keys, *args)]
+            commands += [*before, ("EVALSHA", log.sync_script.sha, len(log.sync_keys),
+                                   *log.sync_keys, *args)]
             sent.append((item, len(commands) - 1, now_ms))
         if not sent:
             return outcomes
@@ -735,10 +727,10 @@ class SharedLog:
                 if isinstance(reply, BaseException) and not isinstance(reply, self._no_script):
                     raise reply
                 if isinstance(reply, self._no_script):
-                    result = log._confirm(view, view.count, entry, maxlen, max_bytes,
+                    result = log.confirm_now(view, view.count, entry, maxlen, max_bytes,
                                           answer=True)
                 else:
-                    result = log._outcome(view, view.count, reply, now_ms, answer=True,
+                    result = log.outcome(view, view.count, reply, now_ms, answer=True,
                                           absorb=False)
             except StaleRead:
                 behind.add(log)
@@ -755,7 +747,7 @@ class SharedLog:
                 log.catch_up()
         return settled
 
-    def _sync_args(self, count: tuple[str, str] | None, entry: tuple[bytes, int] | None,
+    def sync_args(self, count: tuple[str, str] | None, entry: tuple[bytes, int] | None,
                    maxlen: int, max_bytes: int
                    ) -> tuple[list[Any], tuple[tuple[Any, ...], ...], int]:
         """The `_SYNC` arguments that confirm this worker's place (and count, and record
@@ -773,20 +765,20 @@ class SharedLog:
             before = (("RPUSH", self.keys["stage"], entry[0]),)
         return args, before, now_ms
 
-    def _confirm(self, view: View, count: tuple[str, str] | None,
+    def confirm_now(self, view: View, count: tuple[str, str] | None,
                  entry: tuple[bytes, int] | None = None, maxlen: int = 0, max_bytes: int = 0,
                  *, answer: bool = False) -> TooManyRequests | None:
         with self.lock:
-            seen = self._seen_current(view)
+            seen = self.seen_current(view)
             if not seen and (view.last_id != self.last_id or view.epoch != self.epoch):
                 raise StaleRead  # this worker applied entries since the request read
-            args, before, now_ms = self._sync_args(count, entry, maxlen, max_bytes)
+            args, before, now_ms = self.sync_args(count, entry, maxlen, max_bytes)
             if seen:
                 args[0] = "*"
-            reply = self.call(self._sync, self._sync_keys, args, *before)
-            return self._outcome(view, count, reply, now_ms, answer=answer)
+            reply = self.call(self.sync_script, self.sync_keys, args, *before)
+            return self.outcome(view, count, reply, now_ms, answer=answer)
 
-    def _outcome(self, view: View, count: tuple[str, str] | None, reply: list[Any],
+    def outcome(self, view: View, count: tuple[str, str] | None, reply: list[Any],
                  now_ms: int, *, answer: bool, absorb: bool = True) -> TooManyRequests | None:
         """What a `_SYNC` reply to a request's round trip means: StaleRead (after applying
         the new entries when `absorb`), the 429 (raised, or returned when `answer`), or
@@ -795,14 +787,12 @@ class SharedLog:
             if not absorb:
                 raise StaleRead
             store = self.state.store
-            tx = store._tx
-            if tx is not None and tx.dirty(store):  # pragma: no cover - a pipeline bug
+            if store.pending:  # pragma: no cover - a pipeline bug
                 raise RuntimeError("a request counted after it wrote")
             done, _ = self._absorb(reply)
             if not done:
                 self.catch_up()
-            if tx is not None:  # opened around the handler: undoing it keeps the entries
-                tx.counter, tx.last_ms = store._counter, store._last_ms
+            store.caught_up()  # opened around the handler: undoing it keeps the entries
             raise StaleRead
         view.confirmed = True
         if len(reply) == 4:
@@ -824,7 +814,8 @@ class SharedLog:
         try:
             ok, last = self.call(self._checkpoint, [self.keys["log"], self.keys["last"],
                                                     self.keys["epoch"]],
-                                 [self.last_id, self.epoch, *checkpoint_fields(self.state)])
+                                 [self.last_id, self.epoch,
+                                  *encode(self.state.export(self.last_id))])
         except StateUnavailable as exc:
             log.warning("log compaction: %s", exc.message)
             return
@@ -836,7 +827,8 @@ class SharedLog:
 
     def transaction(self, fn: Callable[[], T], *, fresh: bool = True,
                     view: View | None = None) -> T:
-        """Run `fn` on the caught-up state and append what it changed, as one entry.
+        """Run `fn` on the caught-up state, in a transaction of its store, and append what it
+        changed as one `Write`.
 
         `fn` may run more than once: when another worker appended first, its changes are
         undone and it runs again after catching up (so it must depend only on the state and
@@ -846,61 +838,60 @@ class SharedLog:
         """
         store = self.state.store
         with self.lock:
-            if store._tx is not None:  # already inside one: its commit covers this too
+            if store.in_transaction:  # already inside one: its commit covers this too
                 return fn()
             for attempt in range(MAX_ATTEMPTS):
                 if fresh or attempt:
                     self.catch_up()
-                tx = _Tx(store._counter, store._last_ms)
-                store._tx = tx
+                store.begin()
                 failed: ApiError | None = None
                 try:
                     result = fn()
                 except ApiError as exc:  # an answer like any other: what it wrote stands
                     failed = exc
                 except BaseException:
-                    store._tx = None
-                    self.undo(tx)
+                    self.undo(store.end())
                     raise
-                store._tx = None
+                changes = store.end()
                 # The request's deferred round trip (`confirm`): its count goes with the append.
                 deferred = view if view is not None and view.pending else None
-                if tx.dirty(store):
-                    try:
-                        committed = self.commit(tx, deferred.count if deferred else None)
-                    except TooManyRequests:  # nothing appended: nothing of it stands
-                        self.undo(tx)
-                        self._settled(deferred)
-                        raise
-                    except StateUnavailable:
-                        self.undo(tx)
-                        if deferred is not None:  # answered 503: not counted afterwards
-                            deferred.pending = False
-                        raise
-                    except OffLoop:  # a read that wrote after all: run again in a thread
-                        self.undo(tx)
-                        raise
-                    if not committed:
-                        self.undo(tx)
-                        continue
-                    self._settled(deferred)
+                if changes is not None and not self._commit(changes, deferred):
+                    continue
                 if failed is not None:
                     raise failed
                 return result
             raise StateUnavailable(f"shared state busy: a write lost {MAX_ATTEMPTS} times in a "
                                    "row to other workers; retry")
 
-    def commit(self, tx: _Tx, count: tuple[str, str] | None = None) -> bool:
-        """Append the transaction's effects if the log still ends where this worker is
+    def _commit(self, changes: Changes, deferred: View | None) -> bool:
+        """Append a transaction's changes (undone when the append fails or loses)."""
+        try:
+            committed = self.commit(changes, deferred.count if deferred else None)
+        except TooManyRequests:  # nothing appended: nothing of it stands
+            self.undo(changes)
+            self._settled(deferred)
+            raise
+        except StateUnavailable:
+            self.undo(changes)
+            if deferred is not None:  # answered 503: not counted afterwards
+                deferred.pending = False
+            raise
+        except OffLoop:  # a read that wrote after all: run again in a thread
+            self.undo(changes)
+            raise
+        if not committed:
+            self.undo(changes)
+            return False
+        self._settled(deferred)
+        return True
+
+    def commit(self, changes: Changes, count: tuple[str, str] | None = None) -> bool:
+        """Append a transaction's changes if the log still ends where this worker is
         (counting the request, `count`, in the same script)."""
-        store = self.state.store
-        entry = {"k": "w", "o": [[t, k, r] for (t, k), r in tx.writes.items()],
-                 "c": store._counter, "m": store._last_ms}
-        fields: list[Any] = ["d", orjson.dumps(entry)]
-        for storage_id, content in tx.files.items():
-            fields += [f"f:{storage_id}", content]
+        write = Write(tuple((t, k, r) for (t, k), r in changes.records.items()),
+                      *changes.until, changes.files)
         expected = self.last_id
-        ok, last = self.append(fields, expected=expected, count=count)
+        ok, last = self.append(encode(write), expected=expected, count=count)
         if ok:
             self._seen = (self.epoch, expected, self._views)
             self.last_id = last
@@ -927,25 +918,22 @@ class SharedLog:
             raise _too_many(count[0], int(reply[1]), int(reply[2]), now_ms)
         return bool(reply[0]), reply[1].decode()
 
-    def undo(self, tx: _Tx) -> None:
-        store = self.state.store
-        for table, key, old in reversed(tx.undo):
-            if old is None:
-                Store.delete(store, table, key)
-            else:
-                Store.insert(store, table, old)
-        store._counter, store._last_ms = tx.counter, tx.last_ms
-        for storage_id in tx.files:
-            self.state.files.discard(storage_id)
+    def undo(self, changes: Changes | None) -> None:
+        """Take back what a transaction changed locally (its append failed or lost)."""
+        if changes is not None:
+            self.state.store.undo(changes)
+            for storage_id in changes.files:
+                self.state.files.discard(storage_id)
 
-    def control(self, entry: dict[str, Any], *, base: bool = False,
-                limits: dict[str, Any] | None = None, extra: list[Any] | None = None) -> Any:
-        """Append a control action, then apply the log up to it; returns what applying it
-        returned on this worker (every worker applies it the same way)."""
+    def control(self, command: Command, *, limits: dict[str, Any] | None = None) -> Any:
+        """Append a command, then apply the log up to it; returns what applying it returned
+        on this worker (every worker applies it the same way). A base command (a reset)
+        trims the log before it and empties the journal and windows; `limits` are set in
+        the same script."""
         with self.lock:
             self.catch_up()
-            _, entry_id = self.append(["d", orjson.dumps(entry), *(extra or [])],
-                                      expected="*", base=base, limits=limits)
+            _, entry_id = self.append(encode(command), expected="*", base=command.base,
+                                      limits=limits)
             result = self.catch_up(entry_id)
             self.maybe_compact()
             return result
@@ -957,618 +945,3 @@ class SharedLog:
             if self._conn is not None:
                 self._conn.disconnect()
         self.client.close()
-
-
-class SharedMockState(MockState):
-    """A mock state that is one worker's copy of a shared mock (see the module docstring).
-
-    Reads use the local parts as `MockState` does; every change goes through the log: writes
-    of requests as transactions (`transaction`), the state's methods as control entries. The
-    journal and rate limits are Redis structures (`SharedJournal`, `SharedRateLimiter`).
-    """
-
-    replicated = True
-
-    def __init__(self, dataset: Dataset | Shared, settings: Settings | None = None, *,
-                 url: str, namespace: str = "mock", fixtures: str = "", spec: Any = None,
-                 name: str = "default", journal_size: int = 1000,
-                 journal_bytes: int = MAX_JOURNAL_BYTES,
-                 response_cache: int = 256, base: Base | None = None,
-                 dataset_key: str | None = None,
-                 log: Callable[[SharedMockState], SharedLog] | None = None) -> None:
-        super().__init__(dataset, settings, name=name, journal_size=journal_size,
-                         journal_bytes=journal_bytes,
-                         response_cache=response_cache)
-        self.initial_shared = self.shared
-        # What a session starts from (a snapshot's base, another dataset) and rebases to.
-        self.initial_base: Base = base or self.shared.seed
-        self.initial_key = dataset_key
-        self.initial_settings = self.settings
-        self.spec = spec
-        # Parts whose own mutators route to this state's methods (a caller that moves
-        # `state.clock` or adds to `state.faults` directly still changes the shared mock).
-        self.clock = SharedClock(frozen_at=self.settings.frozen_clock)
-        self.clock.owner = self
-        self.faults = SharedFaults(self.settings.seed)
-        self.faults.owner = self
-        self.store: SharedStore = SharedStore(self.initial_base, clock=self.clock,
-                                              seed=self.settings.seed)
-        self.files: SharedFileStore = SharedFileStore()
-        self.files.store = self.store
-        self.log = log_ = SharedLog(self, url, namespace) if log is None else log(self)
-        self.store.log = log_
-        self.journal: SharedJournal = SharedJournal(journal_size, journal_bytes, log_)
-        self.limiter = SharedRateLimiter(self.clock, log_)
-        self._dataset_key = dataset_key  # the loaded dataset's key in Redis; None: initial
-        self._fault_next = 1  # the next fault rule's id (ids continue across resets)
-        log_.start({"fixtures": fixtures, "seed": str(self.settings.seed)},
-                   self.initial_limits(self.shared))
-
-    # -- what the pipeline calls around a request ------------------------------------------------
-
-    async def off_loop(self, fn: Callable[..., T], *args: Any,
-                       scope: MutableMapping[str, Any] | None = None) -> T:
-        """`fn(*args)`, which may call Redis, in one of the worker's threads (`off_loop`):
-        the event loop never waits for Redis. `scope`: the request's (its ticket)."""
-        return await off_loop(self.log, fn, *args, scope=scope)
-
-    async def run(self, fn: Callable[..., T], *args: Any, scope: MutableMapping[str, Any],
-                  inline: bool) -> T:
-        """`fn(*args)` for a request: with `inline` (a read, which calls Redis only in its
-        round trip, `settle`), on the event loop when this state's lock is free, else, or
-        when it calls Redis after all (OffLoop: undone, as a stale read is), in one of the
-        worker's threads (`off_loop`). Reads stay on the loop and settle together (R18)."""
-        if inline and "mock.off_loop" not in scope:
-            lock = self.store.lock
-            if lock.acquire(blocking=False):
-                owner = self.log.connection_owner()
-                _REQUEST.ticket = (owner, scope.setdefault("mock.ticket", owner.failures))
-                _REQUEST.inline = True
-                try:
-                    return fn(*args)
-                except OffLoop:
-                    scope["mock.off_loop"] = True  # and its reruns
-                finally:
-                    _REQUEST.inline = False
-                    _REQUEST.ticket = None
-                    lock.release()
-        return await off_loop(self.log, fn, *args, scope=scope)
-
-    def sync(self) -> None:
-        """Apply what other workers wrote (one round trip when nothing is new)."""
-        self.log.catch_up()
-
-    def view(self) -> View:
-        """What a request starting now reads (the pipeline confirms it; see `confirm`)."""
-        return self.log.view()
-
-    def confirm(self, view: View) -> None:
-        """One round trip: the request read the shared mock's present (else StaleRead, after
-        catching up: the pipeline runs it again)."""
-        self.log.confirm(view)
-
-    async def settle(self, view: View, entry: tuple[Any, ...] | None) -> TooManyRequests | None:
-        """A read's deferred round trip (SharedLog.settle), with its journal entry
-        (`Journal.record`'s fields) when given: None, or the 429 to answer instead."""
-        journal = self.journal
-        encoded = journal.encode(*entry) if entry is not None else None
-        return await self.log.settle(view, encoded, journal.maxlen, journal.max_bytes)
-
-    def count_request(self, kind: str, ident: str, view: Any = None) -> None:
-        """Confirm `view` and count the request, in one round trip (429 past the limit)."""
-        if view is None:  # counted outside the pipeline: no read to confirm
-            self.limiter.hit(kind, ident)
-        else:
-            self.log.confirm(view, (kind, ident))
-
-    def transaction(self, fn: Callable[[], T], *, fresh: bool = True,
-                    view: View | None = None) -> T:
-        return self.log.transaction(fn, fresh=fresh, view=view)
-
-    # -- the state's methods, as log entries -----------------------------------------------------
-
-    def reset(self, *, seed: int = KEEP, rate_limit: int = KEEP,
-              frozen_clock: str | None = KEEP, workspace_limits: bool = KEEP) -> None:
-        changes: dict[str, Any] = {name: value for name, value in (
-            ("seed", seed), ("rate_limit", rate_limit), ("frozen_clock", frozen_clock),
-            ("workspace_limits", workspace_limits)) if value is not KEEP}
-        with self.log.lock:
-            self.log.catch_up()
-            settings = dataclasses.replace(self.settings, **changes)
-            self.log.control({"k": "reset", "settings": dataclasses.asdict(settings),
-                              "dataset": self._dataset_key, "fault_id": self._fault_next},
-                             base=True, limits=self.initial_limits(self.shared, settings))
-
-    def load_dataset(self, dataset: Dataset | Shared) -> None:
-        shared = dataset if isinstance(dataset, Shared) else Shared(dataset)
-        dataset = shared.dataset
-        blob = orjson.dumps({"tables": dataset.tables, "tokens": dataset.tokens})
-        key = self.log.datasets_prefix + hashlib.blake2b(blob, digest_size=16).hexdigest()
-        self.log.command("SET", key, blob)
-        with self.log.lock:
-            self.log.catch_up()
-            self._loaded = (key, shared)
-            try:
-                self.log.control({"k": "load", "dataset": key},
-                                 limits=self.initial_limits(shared, self.settings))
-            finally:
-                self._loaded = None
-
-    def set_clock(self, instant: str) -> None:
-        target = parse_clock(instant)  # ValueError before anything is appended
-        self.log.control({"k": "clock", "target_ms": target,
-                          "wall_ms": Clock(None).now_ms()})
-
-    def advance_clock(self, seconds: float) -> None:
-        if not math.isfinite(seconds):  # ValueError before anything is appended
-            raise ValueError("not a finite number of seconds")
-        check_clock(self.clock.now_ms() + int(seconds * 1000))
-        self.log.control({"k": "clock", "advance_ms": int(seconds * 1000)})
-
-    def add_fault(self, **spec: Any) -> FaultRule:
-        FaultRule(id=0, **spec)  # refused (ValueError, TypeError) before anything is appended
-        rule: FaultRule = self.log.control({"k": "fault_add", "spec": spec})
-        return rule
-
-    def clear_faults(self) -> int:
-        return int(self.log.control({"k": "fault_clear"}))
-
-    def take_fault(self, method: str, path: str) -> FaultRule | None:
-        if not any(rule.matches(method, path) for rule in self.faults.rules):
-            return None  # nothing would change: no entry
-        try:
-            found: FaultRule | None = self.log.control(
-                {"k": "fault_take", "method": method, "path": path})
-        except StateUnavailable:
-            return None  # the request itself then meets Redis's absence (503)
-        return found
-
-    def accept_upload(self, token: str, content: bytes, content_type: str,
-                      keys: StorageKeys | None = None) -> str:
-        return self.transaction(
-            lambda: MockState.accept_upload(self, token, content, content_type, keys))
-
-    def initial_limits(self, shared: Shared,
-                       settings: Settings | None = None) -> dict[str, Any]:
-        """The rate-limit settings of a fresh mock on `dataset` (the Redis hash's fields)."""
-        settings = settings or self.settings
-        per_minute = settings.rate_limit
-        limits: dict[str, Any] = {"default": per_minute, "enabled": int(per_minute > 0)}
-        if settings.workspace_limits:
-            for workspace_id, limit in shared.plan_limits.items():
-                limits[f"ws:{workspace_id}"] = limit
-        return limits
-
-    # -- applying entries (every worker, in log order) -------------------------------------------
-
-    _loaded: tuple[str, Shared] | None = None
-
-    def apply(self, raw_fields: list[bytes]) -> Any:
-        fields = dict(zip(raw_fields[::2], raw_fields[1::2], strict=True))
-        entry = orjson.loads(fields[b"d"])
-        kind = entry["k"]
-        self.log.since_base += 1
-        if kind == "w":
-            store = self.store
-            for table, key, record in entry["o"]:
-                if record is None:
-                    Store.delete(store, table, key)
-                else:
-                    Store.insert(store, table, record)
-            store._counter, store._last_ms = entry["c"], entry["m"]
-            for name, value in fields.items():
-                if name.startswith(b"f:"):
-                    FileStore.put(self.files, name[2:].decode(), value)
-            return None
-        if kind == "reset":
-            self._use_dataset(entry["dataset"])
-            self._local_reset(Settings(**entry["settings"]))
-            self._fault_next = entry["fault_id"]
-            self.log.since_base = 0
-            return None
-        if kind == "checkpoint":
-            restore_checkpoint(self, entry, fields)
-            self.log.since_base = 0
-            return None
-        if kind == "load":
-            self._use_dataset(entry["dataset"])
-            self.cache.clear()
-            FileStore.clear(self.files)
-            return None
-        if kind == "clock":
-            self._move_clock(entry)
-            return None
-        faults = self.faults
-        if kind == "fault_add":
-            faults._ids = itertools.count(self._fault_next)  # ids continue across workers
-            rule = Faults.add(faults, **entry["spec"])
-            self._fault_next = rule.id + 1
-            return rule
-        if kind == "fault_take":
-            return Faults.take(faults, entry["method"], entry["path"])
-        if kind == "fault_clear":
-            return Faults.clear(faults)
-        raise SharedStateError(f"unknown entry kind {kind!r} in {self.log.keys['log']}")
-
-    def _use_dataset(self, key: str | None) -> None:
-        if key == self._dataset_key:
-            return
-        if key == self.initial_key:
-            self.shared = self.initial_shared
-            Store.load(self.store, self.initial_base)
-            self._dataset_key = key
-            return
-        if self._loaded is not None and self._loaded[0] == key:
-            shared = self._loaded[1]
-        else:
-            shared = self.shared_for(key)
-        self.shared = shared
-        Store.load(self.store, shared.seed)
-        self._dataset_key = key
-
-    def shared_for(self, key: str | None) -> Shared:
-        """The dataset stored in Redis under `key` (loaded through the control API)."""
-        if key is None:
-            return self.initial_shared
-        blob = self.log.command("GET", key)
-        if blob is None:
-            raise self.log.unavailable(f"dataset {key} is missing")
-        data = orjson.loads(blob)
-        return Shared(Dataset(tables=data["tables"], tokens=data["tokens"]))
-
-    def _local_reset(self, settings: Settings) -> None:
-        """What a reset changes in this worker (the Redis side is done by whoever reset)."""
-        self.settings = settings
-        self.store.seed = settings.seed
-        Store.reset(self.store)
-        self.clock.restart(settings.frozen_clock)
-        Faults.clear(self.faults)
-        Faults.reseed(self.faults, settings.seed)  # as MockState.reset: draws start over
-        self.cache.clear()
-        FileStore.clear(self.files)
-
-    def _move_clock(self, entry: dict[str, Any]) -> None:
-        clock = self.clock
-        with clock._lock:
-            if "advance_ms" in entry:
-                if clock._frozen_ms is not None:
-                    clock._frozen_ms += entry["advance_ms"]
-                else:
-                    clock._offset_ms += entry["advance_ms"]
-            elif clock._frozen_ms is not None:
-                clock._frozen_ms = entry["target_ms"]
-            else:  # a real clock keeps the offset the writer computed
-                clock._offset_ms = entry["target_ms"] - entry["wall_ms"]
-
-    def close(self, *, drop: bool = False) -> None:
-        """Close the connection; `drop` deletes the namespace's keys first."""
-        if drop:
-            client = self.log.client
-            with contextlib.suppress(*self.log.redis_errors):
-                keys = list(client.scan_iter(match=self.log.prefix + "*", count=1000))
-                if keys:
-                    client.delete(*keys)
-        self.log.close()
-
-    def use_cursors(self, codec: CursorCodec) -> None:
-        """Sign and check cursors with the namespace's secret (kept in Redis), now and after
-        Redis lost the namespace: a `next_cursor` is good on every worker and process."""
-        codec.rekey(self.log.cursor_secret)
-        self.log.on_secret = codec.rekey
-
-    def rebase(self) -> None:
-        """Back to this worker's start-up state (the namespace's log was lost)."""
-        self._use_dataset(self.initial_key)
-        self._local_reset(self.initial_settings)
-        self._fault_next = 1
-
-
-# -- the parts that differ --------------------------------------------------------------------
-
-class SharedStore(Store):
-    """The store, recording every write into the open transaction (one is opened around a
-    write made outside any, so writes from tests and helpers are shared too)."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        self._tx: _Tx | None = None
-        self.log: SharedLog | None = None
-        super().__init__(*args, **kwargs)
-
-    def _auto(self, fn: Callable[[], T]) -> T:
-        assert self.log is not None
-        return self.log.transaction(fn)
-
-    def insert(self, table: str, record: Record) -> Record:
-        with self.lock:
-            tx = self._tx
-            if tx is None:
-                return self._auto(lambda: self.insert(table, record))
-            key = record[self.key_fields[table]]
-            tx.undo.append((table, key, self.get(table, key)))
-            Store.insert(self, table, record)
-            tx.writes[(table, key)] = record
-            return record
-
-    def update(self, table: str, key: str, changes: Any) -> Record:
-        with self.lock:
-            tx = self._tx
-            if tx is None:
-                return self._auto(lambda: self.update(table, key, changes))
-            old = self.get(table, key)
-            new = Store.update(self, table, key, changes)
-            tx.undo.append((table, key, old))
-            tx.writes[(table, key)] = new
-            return new
-
-    def delete(self, table: str, key: str) -> Record | None:
-        with self.lock:
-            tx = self._tx
-            if tx is None:
-                return self._auto(lambda: self.delete(table, key))
-            old = Store.delete(self, table, key)
-            if old is not None:
-                tx.undo.append((table, key, old))
-                tx.writes[(table, key)] = None
-            return old
-
-    def new_id(self, prefix: str = "", length: int = 32) -> str:
-        with self.lock:
-            if self._tx is None:
-                return self._auto(lambda: self.new_id(prefix, length))
-            return Store.new_id(self, prefix, length)
-
-    def new_hex_id(self) -> str:
-        with self.lock:
-            if self._tx is None:
-                return self._auto(self.new_hex_id)
-            return Store.new_hex_id(self)
-
-    def now(self) -> str:
-        with self.lock:
-            if self._tx is None:
-                return self._auto(self.now)
-            return Store.now(self)
-
-
-class SharedClock(Clock):
-    """The clock of a shared state: moving it is a log entry (the state's methods)."""
-
-    owner: SharedMockState
-
-    def advance(self, seconds: float) -> None:
-        self.owner.advance_clock(seconds)
-
-    def set(self, instant: str) -> None:
-        self.owner.set_clock(instant)
-
-
-class SharedFaults(Faults):
-    """The fault rules of a shared state: adding, clearing and firing one are log entries."""
-
-    owner: SharedMockState
-
-    def add(self, **spec: Any) -> FaultRule:
-        return self.owner.add_fault(**spec)
-
-    def clear(self) -> int:
-        return self.owner.clear_faults()
-
-    def take(self, method: str, path: str) -> FaultRule | None:
-        return self.owner.take_fault(method, path)
-
-
-class SharedFileStore(FileStore):
-    """Uploaded bytes travel in the log entry of the upload that stored them."""
-
-    store: SharedStore | None = None
-
-    def put(self, storage_id: str, content: bytes) -> None:
-        store = self.store
-        assert store is not None
-        with store.lock:
-            tx = store._tx
-            if tx is None:
-                store._auto(lambda: self.put(storage_id, content))
-                return
-            tx.files[storage_id] = content
-            super().put(storage_id, content)
-
-    def discard(self, storage_id: str) -> None:
-        with self._lock:
-            content = self._files.pop(storage_id, None)
-            if content is not None:
-                self._size -= len(content)
-
-
-class _Limits(MutableMapping[str, int]):
-    """Per-workspace limits, in the namespace's limits hash (fields `ws:<id>`)."""
-
-    def __init__(self, shared: SharedLog) -> None:
-        self.shared = shared
-
-    def _all(self) -> dict[str, int]:
-        raw = self.shared.command("HGETALL", self.shared.keys["limits"])  # field, value, ...
-        return {k.decode()[3:]: int(v) for k, v in zip(raw[::2], raw[1::2], strict=True)
-                if k.startswith(b"ws:")}
-
-    def __getitem__(self, key: str) -> int:
-        value = self.shared.command("HGET", self.shared.keys["limits"], f"ws:{key}")
-        if value is None:
-            raise KeyError(key)
-        return int(value)
-
-    def __setitem__(self, key: str, value: int) -> None:
-        self.shared.command("HSET", self.shared.keys["limits"], f"ws:{key}", value)
-
-    def __delitem__(self, key: str) -> None:
-        if not self.shared.command("HDEL", self.shared.keys["limits"], f"ws:{key}"):
-            raise KeyError(key)
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._all())
-
-    def __len__(self) -> int:
-        return len(self._all())
-
-    def clear(self) -> None:
-        fields = [f"ws:{k}" for k in self._all()]
-        if fields:
-            self.shared.command("HDEL", self.shared.keys["limits"], *fields)
-
-
-class SharedRateLimiter(RateLimiter):
-    """Windows and limits in Redis: one window per workspace (or token) for all workers."""
-
-    def __init__(self, clock: Clock, shared: SharedLog) -> None:  # no super(): no local state
-        self.clock = clock
-        self.shared = shared
-        self.per_workspace = _Limits(shared)  # type: ignore[assignment]
-        self._hash = shared.keys["limits"]
-
-    def _setting(self, name: str) -> str | None:
-        value = self.shared.command("HGET", self._hash, name)
-        return None if value is None else value.decode()
-
-    @property
-    def default(self) -> int:  # type: ignore[override]
-        return int(self._setting("default") or 0)
-
-    @property
-    def enabled(self) -> bool:  # type: ignore[override]
-        return self._setting("enabled") == "1"
-
-    def configure(self, *, per_minute: int | None = None, enabled: bool | None = None) -> None:
-        changes: dict[str, int] = {}
-        if per_minute is not None:
-            changes["default"] = per_minute
-        if enabled is not None:
-            changes["enabled"] = int(enabled)
-        if per_minute is not None and enabled is None:
-            changes["enabled"] = int(per_minute > 0)
-        if changes:
-            self.shared.command("HSET", self._hash, *[x for kv in changes.items() for x in kv])
-
-    def limit_for(self, kind: str, ident: str) -> int:
-        if kind == "workspace":
-            value = self._setting(f"ws:{ident}")
-            if value is not None:
-                return int(value)
-        return self.default
-
-    def reset(self) -> None:
-        self.shared.command("DEL", self.shared.keys["windows"])
-
-    def hit(self, kind: str, ident: str) -> None:
-        now_ms = self.clock.now_ms()
-        reply = self.shared.call(self.shared._hit, [self._hash, self.shared.keys["windows"]],
-                                 [kind, ident, now_ms])
-        if reply[0]:
-            raise _too_many(kind, int(reply[1]), int(reply[2]), now_ms)
-
-
-class SharedJournal(Journal):
-    """The request journal as a Redis list that every worker records into, bounded as in
-    memory by its number of entries (`--journal-size`) and by the bytes they keep
-    (`--journal-bytes`, counted as `JournalEntry.kept_bytes`); bodies over 64 KiB are kept as
-    their size. Entries are numbered by Redis: the entry `record` returns has `seq` 0."""
-
-    def __init__(self, maxlen: int, max_bytes: int, shared: SharedLog) -> None:
-        super().__init__(maxlen, max_bytes)
-        self.shared = shared
-        keys = shared.keys
-        self._keys = [keys[k] for k in ("journal", "jsizes", "jmeta", "stage")]
-        # A session's entries are recorded only while it exists (_RECORD).
-        self._record_keys = [*self._keys, keys["epoch"]] if shared.guarded else self._keys
-
-    def record(self, *fields: Any) -> None:
-        """`Journal.record`'s fields; sent before the answer, its reply read on the next call
-        (SharedLog.post)."""
-        data, size = self.encode(*fields)
-        # EVAL rather than EVALSHA: posted, a script cache Redis lost would lose the entry.
-        try:
-            keys = self._record_keys
-            self.shared.post(("RPUSH", keys[3], data),
-                             ("EVAL", _RECORD, len(keys), *keys, size, self.maxlen,
-                              self.max_bytes))
-        except StateUnavailable as exc:  # the answer is sent all the same; the entry is lost
-            log.warning("request journal: %s", exc.message)
-
-    def encode(self, time_ms: int, method: str, path: str, query_string: bytes,
-               raw_headers: Iterable[tuple[bytes, bytes]], body: bytes | None, status: int,
-               response_body: bytes | None, latency_ms: float, operation_id: str | None,
-               fault: str | None, ignored_params: tuple[str, ...] = (),
-               header_bytes: int | None = None) -> tuple[bytes, int]:
-        """An entry as stored in Redis (`Journal.record`'s fields), and its size."""
-        body, response_body, truncated, body_size, response_size = kept_bodies(
-            body, response_body)
-        headers = tuple(raw_headers)
-        if header_bytes is None:
-            header_bytes = header_size(headers)
-        size = (len(body or b"") + len(response_body or b"") + len(query_string) + header_bytes
-                + _ENTRY_OVERHEAD)  # JournalEntry.kept_bytes, as Journal.record counts it
-        # The fields as JSON, a newline (never in orjson's output), then both bodies as they are.
-        data = b"".join((orjson.dumps({
-            "t": time_ms, "m": method, "p": path, "q": query_string.decode("latin-1"),
-            "h": [[k.decode("latin-1"), v.decode("latin-1")] for k, v in headers],
-            "b": None if body is None else len(body), "s": status,
-            "r": None if response_body is None else len(response_body), "l": latency_ms,
-            "o": operation_id, "f": fault, "i": list(ignored_params),
-            "x": list(truncated), "bs": body_size, "rs": response_size,
-            "w": int(time.time() * 1000 - latency_ms),  # wall time of arrival
-        }), b"\n", body or b"", response_body or b""))
-        return data, size
-
-    def clear(self) -> int:
-        return int(self.shared.call(self.shared._clear, self._keys, []))
-
-    @property
-    def dropped(self) -> int:
-        """Entries that fell off (either bound) since the last clear."""
-        return int(self.shared.command("HGET", self.shared.keys["jmeta"], "dropped") or 0)
-
-    @dropped.setter
-    def dropped(self, value: int) -> None:
-        pass  # counted in Redis
-
-    @property
-    def kept_bytes(self) -> int:
-        return int(self.shared.command("HGET", self.shared.keys["jmeta"], "bytes") or 0)
-
-    def __len__(self) -> int:
-        return int(self.shared.command("LLEN", self.shared.keys["journal"]))
-
-    def _all(self) -> list[JournalEntry]:
-        keys = self.shared.keys
-        last, raws = self.shared.atomically(("HGET", keys["jmeta"], "seq"),
-                                            ("LRANGE", keys["journal"], 0, -1))
-        out = []
-        for seq, raw in enumerate(raws, int(last or 0) - len(raws) + 1):
-            meta, _, bodies = raw.partition(b"\n")
-            e = orjson.loads(meta)
-            body_length = e["b"] or 0
-            out.append(JournalEntry(
-                seq=seq, time_ms=e["t"], method=e["m"], path=e["p"],
-                query_string=e["q"].encode("latin-1"),
-                raw_headers=tuple((k.encode("latin-1"), v.encode("latin-1")) for k, v in e["h"]),
-                body=None if e["b"] is None else bodies[:body_length], status=e["s"],
-                response_body=None if e["r"] is None else bodies[body_length:],
-                latency_ms=e["l"], operation_id=e["o"], fault=e["f"],
-                ignored_params=tuple(e["i"]), truncated=tuple(e["x"]), body_size=e["bs"],
-                response_size=e["rs"], wall_ms=e.get("w", 0)))
-        return out
-
-    def __iter__(self) -> Iterator[JournalEntry]:
-        return iter(self._all())
-
-
-# -- wiring ----------------------------------------------------------------------------------
-
-def shared_state(url: str, *, namespace: str, dataset: Dataset, settings: Settings,
-                 fixtures: list[Path], spec: Any, journal_size: int, journal_bytes: int,
-                 response_cache: int) -> SharedMockState:
-    """The state of one worker of the shared mock `namespace` on the Redis at `url`."""
-    return SharedMockState(
-        dataset, settings, url=url, namespace=namespace, spec=spec,
-        fixtures=orjson.dumps([str(Path(p).resolve()) for p in fixtures]).decode(),
-        journal_size=journal_size, journal_bytes=journal_bytes,
-        response_cache=response_cache)

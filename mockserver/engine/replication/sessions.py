@@ -40,6 +40,7 @@ from typing import Any
 
 import orjson
 
+from ..commands import Command, LoadDataset, Reset
 from ..errors import Conflict, NotFound
 from ..sessions import (
     DEFAULT_SESSION,
@@ -50,11 +51,12 @@ from ..sessions import (
     session_cap,
     unknown_session,
 )
-from ..state import KEEP, MockState, Settings, Shared, StateSnapshot
-from ..store import Base, Store
+from ..state import MockState, Settings, Shared, StateSnapshot
+from ..store import Base
 from .layers import decode_snapshot, encode_snapshot, snapshot_dataset
-from .log import _APPEND, _SYNC, SharedLog, SharedMockState, StateUnavailable
+from .log import _APPEND, _SYNC, SharedLog, StateUnavailable
 from .lua import script
+from .state import SharedMockState
 
 __all__ = ["SESSION_KEYS", "SessionState", "SharedSessions"]
 
@@ -102,9 +104,9 @@ class SessionLog(SharedLog):
         self.session_state = state
         self.compact_after = default.compact_after
         self.keys["used"] = self.prefix + "used"
-        self._sync = sessions.session_sync
+        self.sync_script = sessions.session_sync
         self._append = sessions.session_append
-        self._sync_keys = [*self._sync_keys, self.keys["used"]]
+        self.sync_keys = [*self.sync_keys, self.keys["used"]]
         self.incoming = ""  # the epoch of the reply being applied
         self.guarded = True  # its journal entries are dropped once it is deleted
 
@@ -118,18 +120,18 @@ class SessionLog(SharedLog):
              *before: tuple[Any, ...]) -> Any:
         with self.lock:
             reply = self.default.call(script, keys, args, *before)
-        if script is self._sync and len(reply) == 1:
+        if script is self.sync_script and len(reply) == 1:
             raise self.gone()
         return reply
 
     def connection_owner(self) -> SharedLog:
         return self.default
 
-    def _outcome(self, view: Any, count: tuple[str, str] | None, reply: list[Any],
+    def outcome(self, view: Any, count: tuple[str, str] | None, reply: list[Any],
                  now_ms: int, *, answer: bool, absorb: bool = True) -> Any:
         if len(reply) == 1:  # a batched read's reply (`call` checks its own)
             raise self.gone()
-        return super()._outcome(view, count, reply, now_ms, answer=answer, absorb=absorb)
+        return super().outcome(view, count, reply, now_ms, answer=answer, absorb=absorb)
 
     def command(self, name: str, *args: Any) -> Any:
         with self.lock:
@@ -197,13 +199,9 @@ class SessionState(SharedMockState):
         shared, base, settings = self.sessions.base_of(entry)
         self.incarnation = entry["id"]
         self.entry = entry
-        self.initial_shared, self.initial_base = shared, base
-        self.initial_key = self._dataset_key = entry["dataset"]
+        self.initial = (entry["dataset"], shared, base)
         self.initial_settings = settings
-        self.shared = shared
-        Store.load(self.store, base)
-        self._local_reset(settings)
-        self._fault_next = 1
+        self.start_over()
         self.log.last_id = "0-0"
         self.log.since_base = 0
 
@@ -224,15 +222,11 @@ class SessionState(SharedMockState):
     def shared_for(self, key: str | None) -> Shared:
         return self.sessions.dataset(key)
 
-    def reset(self, *, seed: int = KEEP, rate_limit: int = KEEP,
-              frozen_clock: str | None = KEEP, workspace_limits: bool = KEEP) -> None:
-        super().reset(seed=seed, rate_limit=rate_limit, frozen_clock=frozen_clock,
-                      workspace_limits=workspace_limits)
-        self.sessions.note_changes(self.name, self)
-
-    def load_dataset(self, dataset: Any) -> None:
-        super().load_dataset(dataset)
-        self.sessions.note_changes(self.name, self)
+    def submit(self, command: Command) -> Any:
+        result = super().submit(command)
+        if isinstance(command, Reset | LoadDataset):  # its changes, for the memory cap
+            self.sessions.note_changes(self.name, self)
+        return result
 
 
 @dataclass
@@ -287,7 +281,7 @@ class SharedSessions(Sessions):
         self.session_sync = register(_SESSION_SYNC_PRELUDE + _SYNC)
         self.session_append = register(_SESSION_GUARD + _APPEND)
         # Loaded with the default's scripts when Redis does not know them (log.py).
-        log._scripts = (*log._scripts, self._create, self._delete, self._expire,
+        log.scripts = (*log.scripts, self._create, self._delete, self._expire,
                         self._clear_all, self._save, self._delete_snapshot, self._changes,
                         self.session_sync, self.session_append)
         self._local: dict[str, SessionState] = {}  # sessions this worker has materialised
@@ -310,13 +304,13 @@ class SharedSessions(Sessions):
     def dataset(self, key: str | None) -> Shared:
         """The dataset under `key` in Redis (None: the namespace's fixtures), one per worker."""
         default = self.default
-        if key is None:
-            return default.initial_shared
-        if key == default._dataset_key:
+        if key == default.dataset_key:
             return default.shared
-        found = self._datasets.get(key)
+        found = self._datasets.get(key) if key is not None else None
         if found is None:
-            found = self._datasets[key] = SharedMockState.shared_for(default, key)
+            found = default.shared_for(key)
+            if key is not None:
+                self._datasets[key] = found
         return found
 
     def _decode(self, stored: str) -> StateSnapshot:
@@ -414,7 +408,7 @@ class SharedSessions(Sessions):
             default.sync()
             stored = None
             base_settings = default.settings
-            dataset = default._dataset_key
+            dataset = default.dataset_key
             if snapshot is not None:
                 raw = self.log.command("HGET", self.keys["snapshots"], snapshot)
                 if raw is None:
@@ -423,7 +417,7 @@ class SharedSessions(Sessions):
                 stored, dataset = meta["id"], meta["dataset"]
                 base_settings = Settings(**meta["settings"])
             chosen = settings or base_settings
-            limits = default.initial_limits(self.dataset(dataset), chosen)
+            limits = default.rate_limits_for(self.dataset(dataset), chosen)
             entry: dict[str, Any] = {"id": secrets.token_hex(8), "created_at": _wall(), "forked_from": snapshot,
                      "base": stored, "dataset": dataset, "settings": dataclasses.asdict(chosen),
                      "t": time.time_ns()}
@@ -541,7 +535,7 @@ class SharedSessions(Sessions):
         with state.log.lock:
             state.log.catch_up()
             snap = state.snapshot(name)
-            dataset = state._dataset_key
+            dataset = state.dataset_key
         stored = secrets.token_hex(8)
         created_at = _wall()
         meta = {"id": stored, "session": session, "created_at": created_at,

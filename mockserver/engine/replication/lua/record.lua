@@ -1,4 +1,4 @@
--- A journal entry recorded on its own (SharedJournal.record, posted after `RPUSH stage entry`).
+-- A journal entry recorded on its own (RedisJournal.record, posted after `RPUSH stage entry`).
 -- KEYS: journal, jsizes, jmeta, stage, and for a session its epoch (gone with the session:
 -- then the entry is dropped, not journaled under keys of no session). ARGV: the entry's size,
 -- max entries, max bytes.
