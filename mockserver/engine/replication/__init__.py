@@ -7,8 +7,9 @@ the pieces and which way they depend.
 
 from __future__ import annotations
 
-from .log import SharedLog, SharedStateError, StateUnavailable
+from .log import SharedLog
 from .state import SharedMockState, shared_state
+from .transport import SharedStateError, StateUnavailable
 
 __all__ = ["SharedLog", "SharedMockState", "SharedStateError", "StateUnavailable",
            "shared_state"]

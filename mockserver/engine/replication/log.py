@@ -45,84 +45,47 @@ Redis; only then is this module (and redis-py) imported: the in-memory default n
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import math
 import secrets
-import threading
-from collections.abc import Callable, MutableMapping
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
-
-import anyio
-import anyio.to_thread
-from anyio.lowlevel import RunVar
 
 from ..commands import Checkpoint, Command, Write
 from ..errors import ApiError, StaleRead, TooManyRequests
 from ..ratelimit import WINDOW_SECONDS
 from ..store import Changes
+from .batch import ReadBatches
 from .codec import decode, encode
 from .lua import script
+from .transport import (
+    _REQUEST,
+    REDIS_TIMEOUT,
+    Connection,
+    OffLoop,
+    SharedStateError,
+    StateUnavailable,
+    connect,
+    off_loop,
+)
 
 if TYPE_CHECKING:
-    import redis as redis_module
-
     from ..clock import Clock
     from ..storage import FileStore
     from ..store import Store
 
 
-__all__ = ["SharedLog", "SharedStateError", "StateUnavailable", "connect"]
+__all__ = ["REDIS_TIMEOUT", "SharedLog", "SharedStateError", "StateUnavailable", "View",
+           "connect", "off_loop"]
 
 log = logging.getLogger("mockserver.shared")
 
 T = TypeVar("T")
 
-INSTALL_HINT = "shared state needs redis-py: pip install 'workspace-api-mock[redis]'"
 MAX_ATTEMPTS = 64  # optimistic retries of one write before answering 503
 CATCH_UP_BATCH = 1000
-# What Redis reads from a client's socket at once (PROTO_IOBUF_LEN): a posted command up to
-# this size is read and run in one go (SharedLog.post).
-POST_MAX = 16 * 1024
+
 COMPACT_AFTER = 10_000  # entries after the last base before a worker writes a checkpoint
-# How long one exchange with Redis may take (connecting, a command's reply): a request that
-# needs a Redis that does not answer is answered 503 this long after it needed it, or at
-# once when the exchange it waited behind failed meanwhile (SharedLog.failures).
-REDIS_TIMEOUT = 2.0
-# Threads of a worker that run requests needing Redis, so that a Redis that does not answer
-# never holds up the event loop (`off_loop`): the docs and what needs no Redis go on.
-REDIS_THREADS = 16
-
-
-class SharedStateError(RuntimeError):
-    """Shared state cannot start (redis-py missing, Redis unreachable, another mock's
-    namespace): a start-up error with a plain message."""
-
-
-class StateUnavailable(ApiError):
-    """Redis went away while serving: 503, nothing applied."""
-
-    status_code = 503
-
-
-def _redis() -> Any:
-    try:
-        import redis
-    except ImportError:  # pragma: no cover - the message is the point
-        raise SharedStateError(INSTALL_HINT) from None
-    return redis
-
-
-def connect(url: str) -> redis_module.Redis:
-    """A client for `url` (redis://HOST:PORT/DB), checked with a PING."""
-    redis = _redis()
-    try:
-        client = redis.Redis.from_url(url, socket_timeout=REDIS_TIMEOUT,
-                                      socket_connect_timeout=REDIS_TIMEOUT)
-        client.ping()
-    except (redis.RedisError, ValueError) as exc:
-        raise SharedStateError(f"cannot reach Redis at {url}: {exc}") from None
-    return client
 
 
 # -- Lua (lua/*.lua): each one runs atomically in Redis ------------------------------------
@@ -136,55 +99,6 @@ _SECRET = script("secret")  # the namespace's cursor secret
 _META = script("meta")  # the namespace's settings
 _INIT_LIMITS = script("init_limits")
 CHECKPOINT = script("checkpoint")
-
-
-# -- off the event loop ------------------------------------------------------------------------
-
-_LIMITER: RunVar[anyio.CapacityLimiter] = RunVar("mockserver_shared_threads")
-# Per thread: `ticket`, (the connection's log, its failures when the request being run came);
-# `inline`, whether it runs on the event loop (no call to Redis allowed: OffLoop).
-_REQUEST = threading.local()
-
-
-class OffLoop(StaleRead):
-    """A call to Redis attempted on the event loop (`SharedMockState.run`, inline): nothing
-    is sent, what the request changed is undone as for a stale read, and it runs again in
-    one of the worker's threads."""
-
-
-def _on_loop() -> None:
-    """Refuse a call to Redis from the event loop (before any lock of the connection)."""
-    if getattr(_REQUEST, "inline", False):
-        raise OffLoop
-
-
-async def off_loop(log: SharedLog, fn: Callable[..., T], *args: Any,
-                   scope: MutableMapping[str, Any] | None = None) -> T:
-    """Run `fn(*args)` (the part of a request that may call Redis through `log`'s
-    connection) in one of the worker's `REDIS_THREADS` threads: the event loop goes on
-    serving what needs no Redis. The request's ticket is the connection's failure count when
-    it came (kept in its ASGI `scope` for its later steps): an exchange it makes after one
-    failed meanwhile answers 503 at once (`SharedLog._send`), so requests queued behind a
-    Redis that does not answer are not each kept waiting, nor is one twice."""
-    try:
-        limiter = _LIMITER.get()
-    except LookupError:
-        limiter = anyio.CapacityLimiter(REDIS_THREADS)
-        _LIMITER.set(limiter)
-    owner = log.connection_owner()
-    if scope is None:
-        ticket = (owner, owner.failures)
-    else:
-        ticket = (owner, scope.setdefault("mock.ticket", owner.failures))
-
-    def run() -> T:
-        _REQUEST.ticket = ticket
-        try:
-            return fn(*args)
-        finally:
-            _REQUEST.ticket = None
-
-    return await anyio.to_thread.run_sync(run, limiter=limiter)
 
 
 class Replica(Protocol):
@@ -248,15 +162,18 @@ class SharedLog:
     """The replicated log of one mock (a namespace in one Redis) and the worker's place in it."""
 
     def __init__(self, state: Replica, url: str, namespace: str, *,
-                 client: redis_module.Redis | None = None, prefix: str | None = None) -> None:
-        redis = _redis()
-        self.redis_errors: tuple[type[BaseException], ...] = (redis.RedisError, OSError)
-        self._response_error: type[BaseException] = redis.ResponseError
-        self._no_script: type[BaseException] = redis.exceptions.NoScriptError
+                 connection: Connection | None = None, prefix: str | None = None) -> None:
         self.url = url
         self.namespace = namespace
-        self.client = connect(url) if client is None else client
         self.state = state
+        self.lock = state.store.lock
+        # The worker's own connection (transport.py); a session's log uses the default's.
+        if connection is None:
+            connection = Connection(connect(url), url, self.lock)
+            connection.batches = ReadBatches(connection)
+        self.connection = connection
+        self.client = self.connection.client
+        self.redis_errors = self.connection.redis_errors
         # Datasets are the namespace's (content-addressed, shared by its sessions).
         self.datasets_prefix = f"mock:{{{namespace}}}:dataset:"
         prefix = prefix or f"mock:{{{namespace}}}:"
@@ -264,30 +181,24 @@ class SharedLog:
         self.keys = {name: prefix + name for name in
                      ("log", "last", "epoch", "journal", "jsizes", "jmeta", "windows",
                       "limits", "meta")}
-        self.sync_script = self.client.register_script(_SYNC)
-        self._append = self.client.register_script(_APPEND)
-        self.hit_script = self.client.register_script(_HIT)
-        self.clear_script = self.client.register_script(_CLEAR)
-        self._meta = self.client.register_script(_META)
-        self._secret = self.client.register_script(_SECRET)
-        self._checkpoint = self.client.register_script(CHECKPOINT)
-        # Loaded again when Redis lost its script cache (sessions.py adds its own).
-        self.scripts: tuple[Any, ...] = (self.sync_script, self._append, self.hit_script,
-                                         self.clear_script, self._checkpoint, self._secret)
+        register = self.client.register_script
+        self.sync_script = register(_SYNC)
+        self._append = register(_APPEND)
+        self.hit_script = register(_HIT)
+        self.clear_script = register(_CLEAR)
+        self._meta = register(_META)
+        self._secret = register(_SECRET)
+        self._checkpoint = register(CHECKPOINT)
+        self.connection.scripts += (self.sync_script, self._append, self.hit_script,
+                                    self.clear_script, self._checkpoint, self._secret)
         # The worker's journal staging list (RedisJournal): one per connection.
         self.keys["stage"] = f"mock:{{{namespace}}}:jstage:{secrets.token_hex(6)}"
         self.sync_keys = [self.keys[k] for k in ("log", "last", "epoch", "limits", "windows",
-                                                   "journal", "jsizes", "jmeta", "stage")]
+                                                  "journal", "jsizes", "jmeta", "stage")]
         self.since_base = 0  # entries after the last base (reset, checkpoint) in the log
         self.compact_after = COMPACT_AFTER
         self.last_id = "0-0"  # the last entry this worker applied
         self.epoch = ""  # which incarnation of the namespace that id belongs to
-        self.lock = state.store.lock
-        # The worker's own connection, used under the lock for everything but the start: one
-        # buffer written and one reply read per call (the pool's checkout and per-argument
-        # writes cost more than Redis's work), and an order for what `post` sends unanswered.
-        self._conn: Any = None
-        self._posted = 0  # replies of what `post` sent, not yet read
         self._views = 0  # views taken so far (View.opened)
         # Where this worker's last own append found the log ending (epoch, id), and `_views`
         # then: the views taken by then at that place were current at that moment.
@@ -297,180 +208,35 @@ class SharedLog:
         # lost the namespace; `on_secret` is told when it changes (the app's CursorCodec).
         self.cursor_secret = b""
         self.on_secret: Callable[[bytes], None] | None = None
-        # Reads waiting for their round trip, by event loop (`settle`, `_flush`), under a
-        # lock of their own (never held over a call to Redis: the event loop takes it).
-        self._batches: dict[asyncio.AbstractEventLoop, list[tuple[Any, ...]]] = {}
-        self._batch_lock = threading.Lock()
-        self._flushes: set[asyncio.Task[None]] = set()
-        # Exchanges with Redis that failed (a broken connection, a timeout): a request that
-        # came before the last one answers 503 at once rather than wait again (`off_loop`).
-        self.failures = 0
 
-    # -- Redis calls, with their failures turned into 503 ----------------------------------------
+    # -- Redis calls: through the connection, under this log's lock -------------------------------
+
+    @property
+    def failures(self) -> int:
+        return self.connection.failures
 
     def unavailable(self, exc: BaseException | str) -> StateUnavailable:
-        return StateUnavailable(f"shared state unavailable: Redis at {self.url}: {exc}")
+        return self.connection.unavailable(exc)
 
     def call(self, script: Any, keys: list[str], args: list[Any],
              *before: tuple[Any, ...]) -> Any:
-        """Run a Lua script (after the commands `before`, in the same write) and return its
-        reply."""
-        _on_loop()
+        """Run a Lua script (after the commands `before`, in the same write); its reply."""
         with self.lock:
-            try:
-                try:
-                    return self._exchange(*before,
-                                          ("EVALSHA", script.sha, len(keys), *keys, *args))
-                except self._no_script:  # Redis lost its script cache (a restart, a flush)
-                    self._load_scripts()
-                    return self._exchange(*before,
-                                          ("EVALSHA", script.sha, len(keys), *keys, *args))
-            except self._response_error as exc:  # answered: the connection is in step
-                raise self.unavailable(exc) from None
-            except self.redis_errors as exc:
-                self._lost()
-                raise self.unavailable(exc) from None
+            return self.connection.call(script, keys, args, *before)
 
     def command(self, name: str, *args: Any) -> Any:
-        """Run one command (in order with what was posted)."""
-        _on_loop()
         with self.lock:
-            try:
-                return self._exchange((name, *args))
-            except self._response_error as exc:
-                raise self.unavailable(exc) from None
-            except self.redis_errors as exc:
-                self._lost()
-                raise self.unavailable(exc) from None
+            return self.connection.command(name, *args)
 
     def atomically(self, *commands: tuple[Any, ...]) -> list[Any]:
-        """Run commands in one MULTI (one round trip); their replies."""
-        _on_loop()
         with self.lock:
-            try:
-                replies: list[Any] = self._exchange(("MULTI",), *commands, ("EXEC",))
-            except self._response_error as exc:
-                raise self.unavailable(exc) from None
-            except self.redis_errors as exc:
-                self._lost()
-                raise self.unavailable(exc) from None
-        for reply in replies:
-            if isinstance(reply, Exception):
-                raise self.unavailable(reply)
-        return replies
-
-    def _exchange(self, *commands: tuple[Any, ...]) -> Any:
-        """Send commands in one write, then read the replies of what was posted before them
-        (Redis answers in order: they are usually in the same read) and theirs; the last
-        command's reply. An error reply is raised once all are read."""
-        self._send(*commands)
-        self._read_posted()
-        failed: BaseException | None = None
-        reply = None
-        for _ in commands:
-            try:
-                reply = self._conn.read_response()
-            except self._response_error as exc:
-                failed = failed or exc
-        if failed is not None:
-            raise failed
-        return reply
-
-    def _exchange_all(self, *commands: tuple[Any, ...]) -> list[Any]:
-        """Send commands in one write; all their replies, an error reply in its place."""
-        self._send(*commands)
-        self._read_posted()
-        replies: list[Any] = []
-        for _ in commands:
-            try:
-                replies.append(self._conn.read_response())
-            except self._response_error as exc:
-                replies.append(exc)
-        return replies
+            return self.connection.atomically(*commands)
 
     def post(self, *commands: tuple[Any, ...]) -> None:
-        """Send commands in one write without waiting for their replies (the next call on
-        this connection reads them); only commands whose failure the caller can shrug off.
-
-        Redis has the whole write before this returns, with nothing unanswered before it on
-        this connection, and serves its connections in the order they have something to
-        read; so a command sent later, by any worker, runs after these (DECISIONS R16). A
-        write longer than what Redis reads from a client at once (`POST_MAX`) is waited for,
-        so that it is never run after a command sent later on another connection.
-        """
-        _on_loop()
         with self.lock:
-            try:
-                self._read_posted()
-                size = self._send(*commands)
-                self._posted += len(commands)
-                if size > POST_MAX:
-                    self._read_posted()
-            except self.redis_errors as exc:
-                self._lost()
-                raise self.unavailable(exc) from None
+            self.connection.post(*commands)
 
-    def _send(self, *commands: tuple[Any, ...]) -> int:
-        """Write commands to the worker's connection in one buffer; its size. A request that
-        came before an exchange failed (`off_loop`) is refused instead: it has waited for a
-        Redis that did not answer, and the next request tries again."""
-        _on_loop()
-        ticket = getattr(_REQUEST, "ticket", None)
-        if ticket is not None and ticket[0] is self and ticket[1] != self.failures:
-            raise self.unavailable(f"no answer within {REDIS_TIMEOUT:g} s to a call this "
-                                   "request waited behind")
-        conn = self._conn
-        if conn is None:
-            conn = self._conn = self.client.connection_pool.make_connection()
-        elif conn._sock is not None and self._closed(conn):
-            # Redis closed it (a restart) before this request sent anything: a new one, so
-            # that the first request after Redis returns is answered, not refused.
-            if self._posted:
-                log.warning("request journal: the last entry may be lost with the connection "
-                            "to Redis at %s", self.url)
-                self._posted = 0
-            conn.disconnect()
-        packed = b"".join(b"".join(conn.pack_command(*command)) for command in commands)
-        conn.send_packed_command([packed], check_health=False)
-        return len(packed)
-
-    def _closed(self, conn: Any) -> bool:
-        """Whether Redis closed `conn` while it was idle: once the replies due on it are
-        read, anything more to read is the end of the connection."""
-        try:
-            if not conn.can_read(timeout=0):
-                return False
-            if not self._posted:
-                return True
-            self._read_posted()  # due, and come
-            return bool(conn.can_read(timeout=0))
-        except self.redis_errors:
-            return True
-
-    def _read_posted(self) -> None:
-        """Read the replies of what `post` sent."""
-        while self._posted:
-            self._posted -= 1
-            try:
-                reply = self._conn.read_response()
-            except self._response_error as exc:  # pragma: no cover - a bug of ours
-                reply = [exc]
-            for failed in reply if isinstance(reply, list) else ():
-                if isinstance(failed, Exception):  # pragma: no cover - a bug of ours
-                    log.warning("shared state: a posted command failed: %s", failed)
-
-    def _load_scripts(self) -> None:
-        self._exchange(*[("SCRIPT", "LOAD", script.script) for script in self.scripts])
-
-    def _lost(self) -> None:
-        """The connection broke: what was posted and not confirmed may be lost."""
-        self.failures += 1
-        if self._posted:
-            log.warning("request journal: the last entry may be lost with the connection to "
-                        "Redis at %s", self.url)
-            self._posted = 0
-        if self._conn is not None:
-            self._conn.disconnect()
+    # -- joining the namespace ---------------------------------------------------------------------
 
     def start(self, settings: dict[str, str], limits: dict[str, Any]) -> None:
         """Join the namespace: check it was started with these settings (or is new), set its
@@ -481,7 +247,7 @@ class SharedLog:
             self.client.eval(_INIT_LIMITS, 1, self.keys["limits"],
                              *[x for kv in limits.items() for x in kv])
             with self.lock:
-                self._load_scripts()
+                self.connection.load_scripts()
                 self.read_secret()
             self.catch_up()
         except (StateUnavailable, *self.redis_errors) as exc:  # type: ignore[misc]
@@ -570,7 +336,7 @@ class SharedLog:
 
     def view(self) -> View:
         """Where this worker is in the log: what a request starting now reads."""
-        owner = self.connection_owner()
+        owner = self.connection
         ticket = getattr(_REQUEST, "ticket", None)
         with self.lock:
             self._views += 1
@@ -622,10 +388,11 @@ class SharedLog:
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:  # pragma: no cover - not under asyncio (trio): one at a time
-            return await off_loop(self, lambda: self.confirm_now(
+            return await off_loop(self.connection, lambda: self.confirm_now(
                 view, view.count, entry, maxlen, max_bytes, answer=True))
         future: asyncio.Future[TooManyRequests | None] = loop.create_future()
-        self.connection_owner().enqueue(loop, (self, view, entry, maxlen, max_bytes, future))
+        assert self.connection.batches is not None
+        self.connection.batches.enqueue(loop, (self, view, entry, maxlen, max_bytes, future))
         return await future
 
     def _settled(self, view: View | None) -> None:
@@ -633,119 +400,6 @@ class SharedLog:
         if view is not None:
             view.pending = False
             view.confirmed = True
-
-    def connection_owner(self) -> SharedLog:
-        """The log whose connection this one's calls use (a session's: the default's)."""
-        return self
-
-    def enqueue(self, loop: asyncio.AbstractEventLoop, item: tuple[Any, ...]) -> None:
-        with self._batch_lock:
-            batch = self._batches.get(loop)
-            if batch is None:
-                batch = self._batches[loop] = []
-                task = loop.create_task(self._flush(loop))  # its first step: the next turn
-                self._flushes.add(task)
-                task.add_done_callback(self._flushes.discard)
-            batch.append(item)
-
-    async def _flush(self, loop: asyncio.AbstractEventLoop) -> None:
-        """Settle the reads gathered in this turn of `loop`, off the loop (`off_loop`): one
-        write and one read under this (the connection's) lock; what the replies mean is
-        worked out after it is let go, since that may take a session's lock (catching up, a
-        session gone), which is taken before this one everywhere else."""
-        with self._batch_lock:
-            batch = self._batches.pop(loop, [])
-        try:
-            settled = await off_loop(self, self._settle_batch, batch)
-        except BaseException as exc:  # pragma: no cover - a bug: answered, never hung
-            for *_, future in batch:
-                if not future.done():
-                    future.set_exception(exc)
-            if not isinstance(exc, Exception):
-                raise
-            return
-        for future, result, failed in settled:
-            if future.done():  # pragma: no cover - its request was cancelled
-                continue
-            if failed is not None:
-                future.set_exception(failed)
-            else:
-                future.set_result(result)
-
-    def _settle_batch(self, batch: list[tuple[Any, ...]]
-                      ) -> list[tuple[asyncio.Future[Any], Any, BaseException | None]]:
-        """`_flush`'s work in a thread: each read's future with its result or exception."""
-        with self.lock:
-            outcomes = self._exchange_batch(batch)
-        return self._resolve(outcomes)
-
-    def _exchange_batch(self, batch: list[tuple[Any, ...]]
-                        ) -> list[tuple[tuple[Any, ...], Any, int]]:
-        """Send the scripts of `batch` in one write and read their replies (under the
-        lock); each item with its reply (or StaleRead, or the error) and its count's clock."""
-        commands: list[tuple[Any, ...]] = []
-        outcomes: list[tuple[tuple[Any, ...], Any, int]] = []
-        sent: list[tuple[tuple[Any, ...], int, int]] = []  # item, reply index, now
-        for item in batch:
-            log, view, entry, maxlen, max_bytes, _ = item
-            if view.ticket != self.failures:  # came before an exchange failed: not again
-                outcomes.append((item, self.unavailable(
-                    f"no answer within {REDIS_TIMEOUT:g} s to a call this request waited "
-                    "behind"), 0))
-                continue
-            seen = log.seen_current(view)
-            if not seen and (view.last_id != log.last_id or view.epoch != log.epoch):
-                outcomes.append((item, StaleRead(), 0))  # applied entries since it read
-                continue
-            args, before, now_ms = log.sync_args(view.count, entry, maxlen, max_bytes)
-            if seen:
-                args[0] = "*"
-            commands += [*before, ("EVALSHA", log.sync_script.sha, len(log.sync_keys),
-                                   *log.sync_keys, *args)]
-            sent.append((item, len(commands) - 1, now_ms))
-        if not sent:
-            return outcomes
-        try:
-            replies = self._exchange_all(*commands)
-        except self.redis_errors as exc:
-            self._lost()
-            return outcomes + [(item, self.unavailable(exc), 0) for item, _, _ in sent]
-        if any(isinstance(replies[index], self._no_script) for _, index, _ in sent):
-            with contextlib.suppress(*self.redis_errors):
-                self._load_scripts()  # Redis lost its script cache: those items run alone
-        return outcomes + [(item, replies[index], now_ms) for item, index, now_ms in sent]
-
-    def _resolve(self, outcomes: list[tuple[tuple[Any, ...], Any, int]]
-                 ) -> list[tuple[asyncio.Future[Any], Any, BaseException | None]]:
-        """Each read's future with what its reply means (outside the connection's lock; the
-        futures are resolved on their loop by `_flush`)."""
-        behind: set[SharedLog] = set()
-        settled: list[tuple[asyncio.Future[Any], Any, BaseException | None]] = []
-        for item, reply, now_ms in outcomes:
-            log, view, entry, maxlen, max_bytes, future = item
-            try:
-                if isinstance(reply, BaseException) and not isinstance(reply, self._no_script):
-                    raise reply
-                if isinstance(reply, self._no_script):
-                    result = log.confirm_now(view, view.count, entry, maxlen, max_bytes,
-                                          answer=True)
-                else:
-                    result = log.outcome(view, view.count, reply, now_ms, answer=True,
-                                          absorb=False)
-            except StaleRead:
-                behind.add(log)
-                settled.append((future, None, StaleRead()))
-            except self._response_error as exc:
-                settled.append((future, None, self.unavailable(exc)))
-            except (ApiError, *self.redis_errors) as exc:  # type: ignore[misc]
-                settled.append((future, None, exc if isinstance(exc, ApiError)
-                                else self.unavailable(exc)))
-            else:
-                settled.append((future, result, None))
-        for log in behind:  # their reads run again, on the caught-up copy
-            with contextlib.suppress(ApiError, *self.redis_errors):
-                log.catch_up()
-        return settled
 
     def sync_args(self, count: tuple[str, str] | None, entry: tuple[bytes, int] | None,
                    maxlen: int, max_bytes: int
@@ -939,9 +593,4 @@ class SharedLog:
             return result
 
     def close(self) -> None:
-        with self.lock:
-            with contextlib.suppress(*self.redis_errors):
-                self._read_posted()
-            if self._conn is not None:
-                self._conn.disconnect()
-        self.client.close()
+        self.connection.close()

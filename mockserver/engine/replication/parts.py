@@ -13,7 +13,8 @@ import orjson
 
 from ..clock import Clock
 from ..journal import _ENTRY_OVERHEAD, JournalEntry, header_size, kept_bodies, select
-from .log import _RECORD, SharedLog, StateUnavailable, _too_many
+from .log import _RECORD, SharedLog, _too_many
+from .transport import StateUnavailable
 
 __all__ = ["RedisJournal", "RedisRateLimiter"]
 

@@ -54,9 +54,10 @@ from ..sessions import (
 from ..state import MockState, Settings, Shared, StateSnapshot
 from ..store import Base
 from .layers import decode_snapshot, encode_snapshot, snapshot_dataset
-from .log import _APPEND, _SYNC, SharedLog, StateUnavailable
+from .log import _APPEND, _SYNC, SharedLog
 from .lua import script
 from .state import SharedMockState
+from .transport import StateUnavailable
 
 __all__ = ["SESSION_KEYS", "SessionState", "SharedSessions"]
 
@@ -96,7 +97,7 @@ class SessionLog(SharedLog):
 
     def __init__(self, state: SessionState, sessions: SharedSessions, name: str) -> None:
         default = sessions.default.log
-        super().__init__(state, default.url, default.namespace, client=default.client,
+        super().__init__(state, default.url, default.namespace, connection=default.connection,
                          prefix=f"{default.prefix}session:{name}:")
         self.default = default
         self.sessions = sessions
@@ -118,32 +119,16 @@ class SessionLog(SharedLog):
 
     def call(self, script: Any, keys: list[str], args: list[Any],
              *before: tuple[Any, ...]) -> Any:
-        with self.lock:
-            reply = self.default.call(script, keys, args, *before)
+        reply = super().call(script, keys, args, *before)
         if script is self.sync_script and len(reply) == 1:
             raise self.gone()
         return reply
 
-    def connection_owner(self) -> SharedLog:
-        return self.default
-
     def outcome(self, view: Any, count: tuple[str, str] | None, reply: list[Any],
-                 now_ms: int, *, answer: bool, absorb: bool = True) -> Any:
+                now_ms: int, *, answer: bool, absorb: bool = True) -> Any:
         if len(reply) == 1:  # a batched read's reply (`call` checks its own)
             raise self.gone()
         return super().outcome(view, count, reply, now_ms, answer=answer, absorb=absorb)
-
-    def command(self, name: str, *args: Any) -> Any:
-        with self.lock:
-            return self.default.command(name, *args)
-
-    def atomically(self, *commands: tuple[Any, ...]) -> list[Any]:
-        with self.lock:
-            return self.default.atomically(*commands)
-
-    def post(self, *commands: tuple[Any, ...]) -> None:
-        with self.lock:
-            self.default.post(*commands)
 
     def start(self, settings: dict[str, str], limits: dict[str, Any]) -> None:
         self.catch_up()  # the registry entry set its epoch and limits
@@ -281,9 +266,9 @@ class SharedSessions(Sessions):
         self.session_sync = register(_SESSION_SYNC_PRELUDE + _SYNC)
         self.session_append = register(_SESSION_GUARD + _APPEND)
         # Loaded with the default's scripts when Redis does not know them (log.py).
-        log.scripts = (*log.scripts, self._create, self._delete, self._expire,
-                        self._clear_all, self._save, self._delete_snapshot, self._changes,
-                        self.session_sync, self.session_append)
+        log.connection.scripts += (self._create, self._delete, self._expire,
+                                   self._clear_all, self._save, self._delete_snapshot,
+                                   self._changes, self.session_sync, self.session_append)
         self._local: dict[str, SessionState] = {}  # sessions this worker has materialised
         self._local_lock = threading.RLock()
         self._datasets: dict[str, Shared] = {}

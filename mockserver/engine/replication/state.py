@@ -28,8 +28,9 @@ from ..journal import MAX_JOURNAL_BYTES
 from ..state import MockState, Settings, Shared
 from ..storage import StorageKeys
 from ..store import Base
-from .log import _REQUEST, OffLoop, SharedLog, StateUnavailable, View, off_loop
+from .log import SharedLog, View
 from .parts import RedisJournal, RedisRateLimiter
+from .transport import _REQUEST, OffLoop, StateUnavailable, off_loop
 
 if TYPE_CHECKING:
     from ..pagination import CursorCodec
@@ -79,7 +80,7 @@ class SharedMockState(MockState):
                        scope: MutableMapping[str, Any] | None = None) -> T:
         """`fn(*args)`, which may call Redis, in one of the worker's threads (`off_loop`):
         the event loop never waits for Redis. `scope`: the request's (its ticket)."""
-        return await off_loop(self.log, fn, *args, scope=scope)
+        return await off_loop(self.log.connection, fn, *args, scope=scope)
 
     async def run(self, fn: Callable[..., T], *args: Any, scope: MutableMapping[str, Any],
                   inline: bool) -> T:
@@ -90,7 +91,7 @@ class SharedMockState(MockState):
         if inline and "mock.off_loop" not in scope:
             lock = self.store.lock
             if lock.acquire(blocking=False):
-                owner = self.log.connection_owner()
+                owner = self.log.connection
                 _REQUEST.ticket = (owner, scope.setdefault("mock.ticket", owner.failures))
                 _REQUEST.inline = True
                 try:
@@ -101,7 +102,7 @@ class SharedMockState(MockState):
                     _REQUEST.inline = False
                     _REQUEST.ticket = None
                     lock.release()
-        return await off_loop(self.log, fn, *args, scope=scope)
+        return await off_loop(self.log.connection, fn, *args, scope=scope)
 
     def sync(self) -> None:
         """Apply what other workers wrote (one round trip when nothing is new)."""
