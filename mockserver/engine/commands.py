@@ -61,6 +61,8 @@ class MoveClock(Command):
 
 @dataclass(frozen=True, slots=True)
 class AddFault(Command):
+    """A fault rule added (`spec`: `FaultRule`'s fields but its id, which the state gives)."""
+
     spec: dict[str, Any]
 
 
@@ -74,7 +76,7 @@ class TakeFault(Command):
 
 @dataclass(frozen=True, slots=True)
 class ClearFaults(Command):
-    pass
+    """Every fault rule removed (ids go on)."""
 
 
 @dataclass(frozen=True, slots=True)
