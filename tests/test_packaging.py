@@ -49,6 +49,10 @@ def test_the_wheel_carries_its_data_and_runs_without_a_checkout(wheel: Path,
     for fixture in (ROOT / "fixtures").glob("*.yaml"):
         assert f"mockserver/_data/fixtures/{fixture.name}" in names
     assert any(n.startswith("mockserver/standalone/static/swagger-ui/") for n in names)
+    lua = ROOT / "mockserver" / "engine" / "replication" / "lua"
+    assert sorted(lua.glob("*.lua")), "no Lua scripts found beside replication/"
+    for source in lua.glob("*.lua"):  # replication's scripts, read as package data
+        assert f"mockserver/engine/replication/lua/{source.name}" in names
     assert "workspace-api-mock = mockserver.standalone.cli:main" in entry_points
     assert "workspace_api_mock = mockserver.pytest_plugin" in entry_points
     requires = [line for line in metadata.splitlines() if line.startswith("Requires-Dist:")]
@@ -65,6 +69,8 @@ def test_the_wheel_carries_its_data_and_runs_without_a_checkout(wheel: Path,
         "from mockserver.openapi import spec\n"
         "from mockserver.standalone.server import create_app\n"
         "assert '_data' in str(spec.data_dir('spec')), spec.data_dir('spec')\n"
+        "from mockserver.engine.replication import log\n"  # its Lua, read from the wheel
+        "assert 'XRANGE' in log._SYNC and 'site' in log.__file__, log.__file__\n"
         "with mock.patch.object(spec, 'load_yaml', side_effect=AssertionError('parsed YAML')):\n"
         "    app = create_app()\n"
         "client = TestClient(app, headers={'Authorization': 'Bearer mock-read-token'})\n"

@@ -269,7 +269,7 @@ class MockApp:
                                    journal_bytes=config.journal_bytes,
                                    response_cache=config.response_cache)
         else:  # one worker of a mock shared through Redis (imports redis-py)
-            from .shared import shared_state
+            from .replication import shared_state
 
             self.state = shared_state(
                 config.state, namespace=config.state_namespace, dataset=dataset,
@@ -301,7 +301,7 @@ class MockApp:
             "idle_seconds": config.session_idle_seconds, "create_on_use": config.sessions_on_use}
         self.sessions: Sessions
         if self.state.replicated:  # sessions and snapshots in Redis too (shared_sessions.py)
-            from .shared_sessions import SharedSessions
+            from .replication.sessions import SharedSessions
 
             self.sessions = SharedSessions(
                 self.state, journal_size=config.journal_size,  # type: ignore[arg-type]

@@ -146,3 +146,31 @@ class Clock:
                 self._frozen_ms = target
             else:
                 self._offset_ms = target - int(time.time() * 1000)
+
+    def move(self, *, advance_ms: int | None = None, target_ms: int | None = None,
+             wall_ms: int | None = None) -> None:
+        """A clock move as a command holds it (state.py): by `advance_ms`, or to `target_ms`
+        (a real clock keeps the offset from `wall_ms`, the wall time the move was asked at,
+        so that every copy of a replicated clock gets the same offset). Checked before."""
+        with self._lock:
+            if advance_ms is not None:
+                if self._frozen_ms is not None:
+                    self._frozen_ms += advance_ms
+                else:
+                    self._offset_ms += advance_ms
+            elif target_ms is not None:
+                if self._frozen_ms is not None:
+                    self._frozen_ms = target_ms
+                else:
+                    wall = int(time.time() * 1000) if wall_ms is None else wall_ms
+                    self._offset_ms = target_ms - wall
+
+    def export(self) -> tuple[int | None, int]:
+        """(the frozen instant or None, the offset of a real clock), in ms: what `restore`
+        takes back (a replicated checkpoint)."""
+        with self._lock:
+            return self._frozen_ms, self._offset_ms
+
+    def restore(self, frozen_ms: int | None, offset_ms: int) -> None:
+        with self._lock:
+            self._frozen_ms, self._offset_ms = frozen_ms, offset_ms

@@ -85,7 +85,7 @@ class TooManyRequests(ApiError):
 
 
 class StaleRead(Exception):
-    """Not an answer: the request read a worker's copy of a shared state (shared.py) that
+    """Not an answer: the request read a worker's copy of a shared state (replication/) that
     another worker has changed since; the worker has caught up and the pipeline runs the
     request again."""
 

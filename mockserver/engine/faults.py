@@ -11,13 +11,12 @@ repeat). Rules are tried in the order they were added; the first that fires wins
 from __future__ import annotations
 
 import difflib
-import itertools
 import logging
 import random
 import re
 import threading
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import orjson
@@ -140,7 +139,7 @@ class Faults:
 
     def __init__(self, seed: int = 0) -> None:
         self.rules: list[FaultRule] = []
-        self._ids = itertools.count(1)
+        self._next_id = 1  # ids go on across clears and resets
         self._lock = threading.Lock()
         self._random = random.Random(seed)
 
@@ -151,10 +150,39 @@ class Faults:
             self._random.seed(seed)
 
     def add(self, **spec: Any) -> FaultRule:
-        rule = FaultRule(id=next(self._ids), **spec)
         with self._lock:
+            rule = FaultRule(id=self._next_id, **spec)
+            self._next_id += 1
             self.rules = [*self.rules, rule]
         return rule
+
+    @property
+    def next_id(self) -> int:
+        return self._next_id
+
+    def export(self) -> dict[str, Any]:
+        """The rules (with their hits), the random draws' state and the next id: what
+        `restore` takes back (a replicated checkpoint, as JSON)."""
+        with self._lock:
+            version, internal, gauss = self._random.getstate()
+            return {"rules": [{k: v for k, v in asdict(rule).items()
+                               if not k.startswith("_")} for rule in self.rules],
+                    "random": [version, list(internal), gauss], "next_id": self._next_id}
+
+    def restore(self, exported: dict[str, Any]) -> None:
+        rules = [FaultRule(**spec) for spec in exported["rules"]]
+        version, internal, gauss = exported["random"]
+        with self._lock:
+            self.rules = rules
+            self._random.setstate((version, tuple(internal), gauss))
+            self._next_id = exported["next_id"]
+
+    def start_over(self, seed: int, next_id: int) -> None:
+        """No rules, the draws from `seed`, ids from `next_id` (a reset)."""
+        with self._lock:
+            self.rules = []
+            self._random.seed(seed)
+            self._next_id = next_id
 
     def clear(self) -> int:
         with self._lock:

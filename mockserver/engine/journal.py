@@ -260,16 +260,23 @@ class Journal:
         status: int | None = None,
         after: int | None = None,
     ) -> list[JournalEntry]:
-        """Entries oldest first, filtered by method, path prefix, status and sequence number
-        (over what `__iter__` yields, so a subclass that keeps entries elsewhere filters alike)."""
-        found = list(self)
-        if method is not None:
-            method = method.upper()
-            found = [e for e in found if e.method == method]
-        if path is not None:
-            found = [e for e in found if e.path.startswith(path)]
-        if status is not None:
-            found = [e for e in found if e.status == status]
-        if after is not None:
-            found = [e for e in found if e.seq > after]
-        return found
+        """Entries oldest first, filtered by method, path prefix, status and sequence number."""
+        return select(self, method=method, path=path, status=status, after=after)
+
+
+def select(entries: Iterable[JournalEntry], *, method: str | None = None,
+           path: str | None = None, status: int | None = None,
+           after: int | None = None) -> list[JournalEntry]:
+    """`entries` filtered as `Journal.entries` filters (a journal kept elsewhere, in Redis,
+    filters alike)."""
+    found = list(entries)
+    if method is not None:
+        method = method.upper()
+        found = [e for e in found if e.method == method]
+    if path is not None:
+        found = [e for e in found if e.path.startswith(path)]
+    if status is not None:
+        found = [e for e in found if e.status == status]
+    if after is not None:
+        found = [e for e in found if e.seq > after]
+    return found

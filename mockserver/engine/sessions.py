@@ -328,7 +328,7 @@ class Sessions:
     def check_room(self, state: MockState, extra_bytes: int) -> None:
         """Before a session's write or upload: refused (507, nothing written) when what it
         adds would take the sessions past the memory cap. The default session is not capped."""
-        if state is self.default or state.replicated:  # (Redis: caps in shared_sessions.py)
+        if state is self.default or state.replicated:  # (Redis: caps in replication/sessions.py)
             return
         held = self._held_now()
         if held + extra_bytes > self.max_change_bytes:

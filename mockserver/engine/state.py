@@ -17,7 +17,11 @@ can be backed by shared storage, by replacing these methods and nothing else.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Hashable, Mapping
+import itertools
+import math
+import time
+from collections.abc import Hashable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,7 +29,18 @@ from ..data.fixtures import Dataset
 from ..data.tables import TABLES
 from .auth import TokenRegistry
 from .cache import CachedResponse, ResponseCache
-from .clock import Clock
+from .clock import Clock, check_clock, parse_clock
+from .commands import (
+    AddFault,
+    Checkpoint,
+    ClearFaults,
+    Command,
+    LoadDataset,
+    MoveClock,
+    Reset,
+    TakeFault,
+    Write,
+)
 from .errors import Conflict, Forbidden, NotFound
 from .faults import FaultRule, Faults
 from .journal import MAX_JOURNAL_BYTES, Journal
@@ -36,6 +51,7 @@ from .store import Base, Seed, Snapshot, Store
 __all__ = ["KEEP", "KEY_FIELDS", "MockState", "Settings", "Shared", "StateSnapshot"]
 
 KEY_FIELDS = {name: t.key for name, t in TABLES.items()}
+_LOADS = itertools.count(1)  # keys of datasets loaded in memory
 
 
 class _Keep:
@@ -97,7 +113,7 @@ class MockState:
     store base it starts from and resets to (the shared seed, or a `StateSnapshot`'s).
     """
 
-    # A worker's copy of a state shared through Redis (shared.py's SharedMockState): the
+    # A worker's copy of a state shared through Redis (replication's SharedMockState): the
     # pipeline takes its view() as a request starts, confirms it (count_request, confirm)
     # and runs handlers in its transaction().
     replicated = False
@@ -128,6 +144,10 @@ class MockState:
         self.faults = Faults(settings.seed)
         self.cache = ResponseCache(response_cache)
         self.files = FileStore()  # bytes of uploaded files (storage.py)
+        # What it started from (a key of the dataset, as commands name it; the dataset; the
+        # store's base), and the key of the dataset it serves now.
+        self.initial: tuple[str | None, Shared, Base] = (None, shared, base or shared.seed)
+        self.dataset_key: str | None = None
         self._restore_rate_limits()
 
     @property
@@ -138,19 +158,115 @@ class MockState:
     def tokens(self) -> TokenRegistry:
         return self.shared.tokens
 
+    # -- commands: every change of the state (commands.py) -------------------------------
+
+    @contextmanager
+    def current(self) -> Iterator[None]:
+        """Hold the state as it stands, to build a command from it (a replicated state first
+        applies what other workers appended)."""
+        with self.store.lock:
+            yield
+
+    def submit(self, command: Command) -> Any:
+        """Apply `command` (a replicated state appends it and applies it on catch-up, as
+        every worker does); what applying it returned. Rate-limit windows and limits and the
+        journal are not replicated parts (Redis keeps them in place), so what a reset or a
+        load does to them is done here, beside `apply`."""
+        with self.store.lock:
+            result = self.apply(command)
+            if isinstance(command, Reset | LoadDataset):
+                self.limiter.reset()
+                if isinstance(command, Reset):
+                    self.journal.clear()
+                    self.variations = None  # robustness mode's plan (this worker's only)
+                self._restore_rate_limits()
+            return result
+
+    def apply(self, command: Command) -> Any:
+        """The one place a command changes the state (see commands.py)."""
+        with self.store.lock:
+            if isinstance(command, Write):
+                self.store.apply(command.records, command.counter, command.last_ms)
+                for storage_id, content in command.files.items():
+                    self.files.put(storage_id, content)
+                return None
+            if isinstance(command, TakeFault):
+                return self.faults.take(command.method, command.path)
+            if isinstance(command, MoveClock):
+                self.clock.move(advance_ms=command.advance_ms, target_ms=command.target_ms,
+                                wall_ms=command.wall_ms)
+                return None
+            if isinstance(command, AddFault):
+                return self.faults.add(**command.spec)
+            if isinstance(command, ClearFaults):
+                return self.faults.clear()
+            return self._rebuild(command)
+
+    def _rebuild(self, command: Command) -> None:
+        """The commands that rebuild the state: a reset, a load, a checkpoint."""
+        store = self.store
+        if isinstance(command, LoadDataset):
+            self._serve(command.dataset, command.shared, force=True)
+            self.cache.clear()
+            self.files.clear()
+            return
+        if not isinstance(command, Reset | Checkpoint):
+            raise TypeError(f"not a command: {command!r}")
+        self._serve(command.dataset)
+        self.settings = settings = Settings(**command.settings)
+        store.seed = settings.seed
+        self.cache.clear()
+        if isinstance(command, Reset):
+            store.reset()
+            self.clock.restart(settings.frozen_clock)
+            self.faults.start_over(settings.seed, command.fault_next)
+            self.files.clear()
+            return
+        store.restore(*command.store)
+        self.clock.restore(*command.clock)
+        self.faults.restore(command.faults)
+        self.files.restore(list(command.files))
+
+    def _serve(self, key: str | None, shared: Shared | None = None, *,
+               force: bool = False) -> None:
+        """Serve the dataset `key` (its `Shared` when given; the initial one's base when it
+        is the initial key); nothing to do when it is served already (unless `force`)."""
+        if key == self.dataset_key and not force:
+            return
+        initial_key, initial_shared, initial_base = self.initial
+        if shared is None and key == initial_key:
+            shared, base = initial_shared, initial_base
+        else:
+            shared = shared or self.shared_for(key)
+            base = shared.seed
+        self.shared = shared
+        self.store.load(base)
+        self.dataset_key = key
+
+    def shared_for(self, key: str | None) -> Shared:
+        """The dataset named `key` (a replicated state reads it from Redis)."""
+        raise KeyError(key)  # in memory a load carries its dataset
+
+    def export(self, after: str = "") -> Checkpoint:
+        """The state as one base command: applied to any state over the same datasets, it
+        makes that state this one (replication's checkpoints)."""
+        with self.store.lock:
+            return Checkpoint(after=after, dataset=self.dataset_key,
+                              settings=dataclasses.asdict(self.settings),
+                              store=self.store.export(), clock=self.clock.export(),
+                              faults=self.faults.export(), files=tuple(self.files.export()))
+
     # -- lifecycle --------------------------------------------------------------------------
 
     def load_dataset(self, dataset: Dataset | Shared) -> None:
         """Serve another (validated) dataset: its records, tokens and plan limits; windows,
         cache and files start empty. Journal, faults and the clock are kept."""
         shared = dataset if isinstance(dataset, Shared) else Shared(dataset)
-        with self.store.lock:
-            self.shared = shared
-            self.store.load(shared.seed)
-            self.limiter.reset()
-            self.cache.clear()
-            self.files.clear()
-            self._restore_rate_limits()
+        self.submit(LoadDataset(self.name_dataset(shared), shared))
+
+    def name_dataset(self, shared: Shared) -> str:
+        """A key for a loaded dataset (a replicated state stores it in Redis under it)."""
+        return f"memory:{next(_LOADS)}"
 
     def reset(
         self,
@@ -166,20 +282,19 @@ class MockState:
         changes: dict[str, Any] = {name: value for name, value in (
             ("seed", seed), ("rate_limit", rate_limit), ("frozen_clock", frozen_clock),
             ("workspace_limits", workspace_limits)) if value is not KEEP}
-        with self.store.lock:
-            if changes:
-                self.settings = dataclasses.replace(self.settings, **changes)
-            self.store.seed = self.settings.seed
-            self.store.reset()
-            self.clock.restart(self.settings.frozen_clock)
-            self.limiter.reset()
-            self.journal.clear()
-            self.faults.clear()
-            self.faults.reseed(self.settings.seed)  # probability faults repeat their sequence
-            self.cache.clear()
-            self.files.clear()
-            self._restore_rate_limits()
-            self.variations = None
+        with self.current():
+            settings = dataclasses.replace(self.settings, **changes)
+            self.submit(Reset(dataclasses.asdict(settings), self.dataset_key,
+                              self.faults.next_id))
+
+    def rate_limits_for(self, shared: Shared, settings: Settings) -> dict[str, Any]:
+        """The rate limits a reset or a load sets (as Redis's limits hash holds them)."""
+        limits: dict[str, Any] = {"default": settings.rate_limit,
+                                  "enabled": int(settings.rate_limit > 0)}
+        if settings.workspace_limits:
+            for workspace_id, limit in shared.plan_limits.items():
+                limits[f"ws:{workspace_id}"] = limit
+        return limits
 
     def reset_over(self, base: Base) -> None:
         """Reset, and from now on reset, to another store base (a `StateSnapshot`'s `base`):
@@ -237,7 +352,7 @@ class MockState:
 
     def count_request(self, kind: str, ident: str, view: Any = None) -> None:
         """Charge one request to a rate-limit window (429 past the limit). `view` is what
-        the request read of a shared state (shared.py), confirmed in the same step; unused
+        the request read of a shared state (replication/), confirmed in the same step; unused
         here."""
         self.limiter.hit(kind, ident)
 
@@ -245,22 +360,31 @@ class MockState:
 
     def set_clock(self, instant: str) -> None:
         """Move the clock to an ISO 8601 instant (ValueError when it is not one)."""
-        self.clock.set(instant)
+        target = parse_clock(instant)  # ValueError before anything is submitted
+        self.submit(MoveClock(target_ms=target, wall_ms=int(time.time() * 1000)))
 
     def advance_clock(self, seconds: float) -> None:
-        self.clock.advance(seconds)
+        if not math.isfinite(seconds):  # ValueError before anything is submitted
+            raise ValueError("not a finite number of seconds")
+        check_clock(self.clock.now_ms() + int(seconds * 1000))
+        self.submit(MoveClock(advance_ms=int(seconds * 1000)))
 
     # -- faults -----------------------------------------------------------------------------
 
     def add_fault(self, **spec: Any) -> FaultRule:
         """A fault rule (see faults.py); ValueError names what is wrong with `spec`."""
-        return self.faults.add(**spec)
+        FaultRule(id=0, **spec)  # refused (ValueError, TypeError) before it is submitted
+        rule: FaultRule = self.submit(AddFault(spec))
+        return rule
 
     def clear_faults(self) -> int:
-        return self.faults.clear()
+        return int(self.submit(ClearFaults()))
 
     def take_fault(self, method: str, path: str) -> FaultRule | None:
-        return self.faults.take(method, path)
+        if not any(rule.matches(method, path) for rule in self.faults.rules):
+            return None  # nothing would change: no command
+        found: FaultRule | None = self.submit(TakeFault(method, path))
+        return found
 
     # -- variations (robustness mode) ----------------------------------------------------------
 
@@ -315,4 +439,5 @@ class MockState:
             })
             store.update("uploads", token, {"storage_id": storage_id})
             self.files.put(storage_id, content)
+            store.attach(storage_id, content)  # with the write, when it is replicated
         return storage_id

@@ -48,6 +48,23 @@ class FileStore:
     def size(self) -> int:
         return self._size
 
+    def discard(self, storage_id: str) -> None:
+        """Forget one file (a replicated write undone)."""
+        with self._lock:
+            content = self._files.pop(storage_id, None)
+            if content is not None:
+                self._size -= len(content)
+
+    def export(self) -> list[tuple[str, bytes]]:
+        """The files kept, oldest first: what `restore` takes back (a checkpoint)."""
+        with self._lock:
+            return list(self._files.items())
+
+    def restore(self, files: list[tuple[str, bytes]]) -> None:
+        self.clear()
+        for storage_id, content in files:
+            self.put(storage_id, content)
+
 
 class StorageKeys:
     """The server secret behind upload URLs, storage ids and file URLs, as an object store's

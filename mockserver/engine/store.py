@@ -42,7 +42,7 @@ from sortedcontainers import SortedList
 
 from .clock import MAX_MS, Clock, format_timestamp
 
-__all__ = ["Base", "Index", "Record", "Seed", "SeedBucket", "Snapshot", "Store"]
+__all__ = ["Base", "Changes", "Index", "Record", "Seed", "SeedBucket", "Snapshot", "Store"]
 
 Record = Mapping[str, Any]
 IndexId = tuple[str, tuple[str, ...], tuple[str, ...]]
@@ -467,6 +467,23 @@ class _Items(ItemsView[str, Record]):
         return self._rows._store._items(self._rows._table)
 
 
+class Changes:
+    """What one transaction of a store changed (`Store.begin` ... `Store.end`): the final
+    record of each (table, key) written (None: deleted), how to undo it, uploaded bytes
+    attached to it, and the id counter and timestamp floor it started from. A replicated
+    state appends it as a write; a lost append undoes it (`Store.undo`)."""
+
+    __slots__ = ("counter", "files", "last_ms", "records", "undo", "until")
+
+    def __init__(self, counter: int, last_ms: int) -> None:
+        self.counter = counter
+        self.last_ms = last_ms
+        self.until = (counter, last_ms)  # the id counter and timestamp floor it ended at
+        self.records: dict[tuple[str, str], Record | None] = {}
+        self.undo: list[tuple[str, str, Record | None]] = []  # (table, key, old) in order
+        self.files: dict[str, bytes] = {}
+
+
 class Store:
     """A mutable layer of records over a base (a `Seed` or a `Snapshot`), with merged sorted
     indexes and a reset back to the base.
@@ -502,6 +519,10 @@ class Store:
         self._last_ms = 0
         # Moves on every write, reset and load: what a cached answer was computed against.
         self.version = 0
+        # The open transaction (`begin`), recording every write; and what runs a write made
+        # outside one (a replicated state opens one around it: its writes are shared too).
+        self._tx: Changes | None = None
+        self.outside: Callable[[Callable[[], Any]], Any] | None = None
         self.reset()
 
     @property
@@ -569,11 +590,85 @@ class Store:
             self._counter = counter
             self._last_ms = last_ms
 
+    def export(self) -> tuple[dict[str, dict[str, Record | None]], dict[str, int], int, int]:
+        """The layer, its size changes, the id counter and the timestamp floor: what
+        `restore` takes back (a replicated checkpoint), in O(changes)."""
+        with self.lock:
+            layer, sizes = self.layer()
+            return layer, sizes, self._counter, self._last_ms
+
+    # -- transactions (a replicated state's writes) ---------------------------------------
+
+    def begin(self) -> Changes:
+        """Open a transaction: every write records into it until `end`."""
+        with self.lock:
+            if self._tx is not None:
+                raise RuntimeError("a transaction is open already")
+            tx = self._tx = Changes(self._counter, self._last_ms)
+            return tx
+
+    @property
+    def in_transaction(self) -> bool:
+        return self._tx is not None
+
+    @property
+    def pending(self) -> bool:
+        """Whether the open transaction changed anything so far."""
+        tx = self._tx
+        return tx is not None and bool(tx.records or tx.files or tx.counter != self._counter
+                                       or tx.last_ms != self._last_ms)
+
+    def end(self) -> Changes | None:
+        """Close the open transaction: what it changed, or None when it changed nothing."""
+        with self.lock:
+            changed = self.pending
+            tx, self._tx = self._tx, None
+            if tx is None or not changed:
+                return None
+            tx.until = (self._counter, self._last_ms)
+            return tx
+
+    def attach(self, storage_id: str, content: bytes) -> None:
+        """Uploaded bytes that go with the open transaction's write (none open: nothing)."""
+        tx = self._tx
+        if tx is not None:
+            tx.files[storage_id] = content
+
+    def caught_up(self) -> None:
+        """Entries were applied under the open transaction before it wrote anything: it
+        starts from here (undoing it keeps them)."""
+        tx = self._tx
+        if tx is not None:
+            tx.counter, tx.last_ms = self._counter, self._last_ms
+
+    def undo(self, tx: Changes) -> None:
+        """Take back what a closed transaction changed (its files are the caller's)."""
+        with self.lock:
+            for table, key, old in reversed(tx.undo):
+                current = self.get(table, key)
+                if current is not None or old is not None:
+                    self._put(table, key, current, old)
+            self._counter, self._last_ms = tx.counter, tx.last_ms
+
+    def apply(self, records: Iterable[tuple[str, str, Record | None]], counter: int,
+              last_ms: int) -> None:
+        """A write made elsewhere (a replicated one): these records (None: deleted), then
+        the id counter and timestamp floor as they were after it."""
+        with self.lock:
+            for table, key, record in records:
+                old = self.get(table, key)
+                if record is not None or old is not None:
+                    self._put(table, key, old, record)
+            self._counter, self._last_ms = counter, last_ms
+
     # -- identities and time --------------------------------------------------------------
 
     def new_id(self, prefix: str = "", length: int = 32) -> str:
         """A deterministic id: the same seed and sequence of writes give the same ids."""
         with self.lock:
+            if self._tx is None and self.outside is not None:
+                result: str = self.outside(lambda: self.new_id(prefix, length))
+                return result
             self._counter += 1
             digest = hashlib.blake2b(
                 f"{self.seed}:{self._counter}".encode(), digest_size=32
@@ -585,6 +680,9 @@ class Store:
     def new_hex_id(self) -> str:
         """A 24-hex id (knowledge nodes)."""
         with self.lock:
+            if self._tx is None and self.outside is not None:
+                result: str = self.outside(self.new_hex_id)
+                return result
             self._counter += 1
             return hashlib.blake2b(
                 f"{self.seed}:{self._counter}".encode(), digest_size=12
@@ -593,6 +691,9 @@ class Store:
     def now(self) -> str:
         """The clock's time, strictly increasing across calls so that writes order totally."""
         with self.lock:
+            if self._tx is None and self.outside is not None:
+                result: str = self.outside(self.now)
+                return result
             # (At the last instant the API's form can write, 9999-12-31T23:59:59.999Z, writes
             # share it rather than fail.)
             ms = min(max(self.clock.now_ms(), self._last_ms + 1), MAX_MS)
@@ -703,6 +804,10 @@ class Store:
             if new is not None:
                 index.add(new)
         layer[key] = new
+        tx = self._tx
+        if tx is not None:
+            tx.undo.append((table, key, old))
+            tx.records[(table, key)] = new
         change = (new is not None) - (old is not None)
         if change:
             self._sizes[table] = self._sizes.get(table, 0) + change
@@ -710,6 +815,9 @@ class Store:
 
     def insert(self, table: str, record: Record) -> Record:
         with self.lock:
+            if self._tx is None and self.outside is not None:
+                result: Record = self.outside(lambda: self.insert(table, record))
+                return result
             key = record[self.key_fields[table]]
             self._put(table, key, self.get(table, key), record)
             return record
@@ -717,6 +825,9 @@ class Store:
     def update(self, table: str, key: str, changes: Mapping[str, Any]) -> Record:
         """Replace the record by a copy with `changes` applied; returns the new record."""
         with self.lock:
+            if self._tx is None and self.outside is not None:
+                result: Record = self.outside(lambda: self.update(table, key, changes))
+                return result
             old = self.get(table, key)
             if old is None:
                 raise KeyError(key)
@@ -726,6 +837,9 @@ class Store:
 
     def delete(self, table: str, key: str) -> Record | None:
         with self.lock:
+            if self._tx is None and self.outside is not None:
+                gone: Record | None = self.outside(lambda: self.delete(table, key))
+                return gone
             old = self.get(table, key)
             if old is not None:
                 self._put(table, key, old, None)

@@ -154,7 +154,7 @@ def _route(mock: MockApp, operation: Operation, func: Endpoint) -> Route:
                 body = read_body(validator, raw, request.headers.get("content-type"))
                 if body is None and validator.operation.body_required:
                     raise BadRequest("request body is required: send a JSON object")
-            if state.replicated:  # Redis is called off the event loop (shared.py)
+            if state.replicated:  # Redis is called off the event loop (replication/)
                 result = await state.off_loop(  # type: ignore[attr-defined]
                     _synced, func, mock, state, request, query, body, scope=request.scope)
             else:

@@ -84,7 +84,7 @@ class Application:
 
     async def _shared_session(self, name: str, scope: Scope) -> MockState:
         """A session of a shared mock: as materialised on this worker, else looked up in
-        Redis in one of the worker's threads (shared.py: the event loop never waits)."""
+        Redis in one of the worker's threads (replication/: the event loop never waits)."""
         sessions: Any = self.mock.sessions
         found: MockState | None = sessions.materialised(name)
         if found is not None:

@@ -47,7 +47,7 @@ async def upload(request: Request) -> Response:
     state = mock.state_for(request.scope)
     try:
         mock.sessions.check_room(state, size)  # a session's files count to its memory cap
-        if state.replicated:  # Redis is called off the event loop (shared.py)
+        if state.replicated:  # Redis is called off the event loop (replication/)
             storage_id = await state.off_loop(  # type: ignore[attr-defined]
                 state.accept_upload, token, b"".join(chunks), content_type,
                 mock.services.storage, scope=request.scope)
@@ -84,7 +84,7 @@ async def download(request: Request) -> Response:
                                "'Authorization: Bearer <token>' of its workspace")
     except ApiError as error:
         return error_response(error)
-    if state.replicated:  # what other workers changed first (shared.py), off the event loop
+    if state.replicated:  # what other workers changed first (replication/), off the event loop
         await state.off_loop(state.sync, scope=request.scope)  # type: ignore[attr-defined]
     record = state.store.get("uploads", storage_id)
     if (record is None or record.get("kind") != "file"

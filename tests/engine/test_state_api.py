@@ -21,8 +21,8 @@ from mockserver.engine.state import MockState
 
 ROOT = Path(__file__).resolve().parents[2]
 # The state, and its shared variant (a subclass: the same methods over a Redis log).
-STATE_MODULES = {ROOT / "mockserver" / "engine" / name
-                 for name in ("state.py", "shared.py", "shared_layers.py", "shared_sessions.py")}
+STATE_MODULES = {ROOT / "mockserver" / "engine" / "state.py",
+                 *(ROOT / "mockserver" / "engine" / "replication").glob("*.py")}
 
 # A part's methods that change it: only the state calls them.
 MUTATORS = {

@@ -252,7 +252,7 @@ def test_resolve_reopen_close(client, make: Factory, mock) -> None:
     r = client.post(f"/v1/tickets/{t['id']}/resolve")
     assert r.status_code == 400 and "'resolved'" in r.json()["error"]
 
-    mock.clock.advance(60)
+    mock.state.advance_clock(60)
     reopened = client.post(f"/v1/tickets/{t['id']}/reopen").json()["data"]
     assert reopened["status"] == "pending" and reopened["reopen_count"] == 1
     assert reopened["resolved_at"] is None and reopened["time_to_resolution_ms"] is None

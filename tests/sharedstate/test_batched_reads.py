@@ -13,7 +13,7 @@ import pytest
 from conftest import auth
 
 from mockserver.engine.errors import StaleRead
-from mockserver.engine.shared import SharedLog
+from mockserver.engine.replication.batch import ReadBatches
 from mockserver.standalone.server import create_app
 
 from .conftest import Workers, in_memory
@@ -25,15 +25,15 @@ LIST = f"/v1/kb/nodes?workspace_id={HARBOR}&limit=100"
 def batches(monkeypatch: pytest.MonkeyPatch, before: Any = None) -> list[int]:
     """Record the size of every batch settled (after calling `before` on the first)."""
     sizes: list[int] = []
-    original = SharedLog._exchange_batch
+    original = ReadBatches.exchange
 
-    def exchange(log: SharedLog, batch: list[Any]) -> Any:
+    def exchange(batches: ReadBatches, batch: list[Any]) -> Any:
         if before is not None and not sizes:
             before()
         sizes.append(len(batch))
-        return original(log, batch)
+        return original(batches, batch)
 
-    monkeypatch.setattr(SharedLog, "_exchange_batch", exchange)
+    monkeypatch.setattr(ReadBatches, "exchange", exchange)
     return sizes
 
 

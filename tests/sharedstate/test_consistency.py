@@ -1,4 +1,4 @@
-"""Shared state (mockserver/engine/shared.py): workers on one Redis namespace behave as one mock.
+"""Shared state (mockserver/engine/replication/): workers on one Redis namespace behave as one mock.
 
 Each test here was seen to fail under a planted break of the guarantee it names (listed in
 the CHANGELOG entry of issue 19). Workers are two `MockApp`s of this process on one namespace
@@ -13,7 +13,7 @@ import pytest
 from redis_server import RedisServer
 
 from mockserver.engine.errors import StaleRead
-from mockserver.engine.shared import StateUnavailable
+from mockserver.engine.replication.log import StateUnavailable
 
 from .conftest import Workers, in_memory
 
@@ -280,3 +280,14 @@ def test_redis_restarted_without_its_data_starts_every_worker_over(workers: Work
     assert again["id"] == created["id"]  # the id sequence started over too
     assert node(a, again["id"]).status_code == 200
 
+
+
+def test_a_write_made_outside_the_pipeline_is_shared_too(workers: Workers) -> None:
+    """A test's or helper's write straight to a worker's store (no request) opens a
+    transaction of its own (`Store.outside`): the other worker reads it."""
+    a, b = workers.add(), workers.add()
+    store = workers.mocks[0].state.store
+    key = next(k for k, r in store.rows("kb_nodes").items() if r["workspace_id"] == HARBOR)
+    store.update("kb_nodes", key, {"title": "retitled by a helper"})
+    assert node(b, key).json()["data"]["title"] == "retitled by a helper"
+    assert node(a, key).json()["data"]["title"] == "retitled by a helper"

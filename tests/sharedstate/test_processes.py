@@ -100,7 +100,7 @@ def test_the_in_memory_default_never_imports_redis() -> None:
             "import mockserver.pytest_plugin, mockserver.standalone.cli\n"
             "create_app()\n"
             "found = sorted(m for m in sys.modules if m == 'redis' or m.startswith('redis.')"
-            " or m == 'mockserver.engine.shared')\n"
+            " or m.startswith('mockserver.engine.replication'))\n"
             "assert not found, found\n")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           timeout=60)

@@ -18,7 +18,7 @@ import pytest
 import redis as redis_py
 from redis_server import RedisServer
 
-from mockserver.engine.shared import REDIS_TIMEOUT
+from mockserver.engine.replication.log import REDIS_TIMEOUT
 
 from .conftest import fresh, serve
 

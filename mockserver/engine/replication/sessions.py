@@ -1,4 +1,4 @@
-"""Sessions and snapshots of a mock shared through Redis (shared.py): one registry for every
+"""Sessions and snapshots of a mock shared through Redis (log.py): one registry for every
 worker and process of the namespace.
 
 Redis holds, under the namespace's prefix `mock:{namespace}:`:
@@ -8,7 +8,7 @@ Redis holds, under the namespace's prefix `mock:{namespace}:`:
 | `sessions` (hash) | the registry: name -> the session's creation (an incarnation id, created_at, the snapshot it was forked from and that snapshot's stored id, the settings, the dataset) |
 | `changes` (hash) | name -> records the session holds beyond its base; `snap:<name>` -> a snapshot's: the memory cap |
 | `session:{name}:log`, `:last`, `:epoch`, `:journal`, `:windows`, `:limits` ... | the session's own log and Redis structures, as the default session's under the bare prefix; `:used`, the time (Redis's clock, ms) of its last request on any worker, for idle expiry |
-| `snapshots` (hash), `snapshot:<id>`, `snaprefs` (hash) | snapshot name -> its description and stored id; the serialized snapshot (shared_layers.py); how many hold each stored id (the name, and each session forked from it) |
+| `snapshots` (hash), `snapshot:<id>`, `snaprefs` (hash) | snapshot name -> its description and stored id; the serialized snapshot (layers.py); how many hold each stored id (the name, and each session forked from it) |
 
 Creating, deleting, expiring and clearing sessions and saving or deleting snapshots are each
 one Lua script, so the caps (507) and name conflicts (409) hold across workers and nothing is
@@ -16,7 +16,7 @@ half-created. A session's epoch is its incarnation id: deleting it removes its k
 registry entry in the same script.
 
 Each worker materialises a session the first time a request names it: a `SessionState`, the
-shared state of shared.py over the session's keys, whose store is a copy-on-write layer over
+shared state of log.py over the session's keys, whose store is a copy-on-write layer over
 the shared seed (or over the snapshot it was forked from, decoded once per worker and shared
 by every fork of it). Before answering, the worker catches the session's log up with a script
 that also checks the session is still registered (and notes its use): a session deleted
@@ -40,8 +40,9 @@ from typing import Any
 
 import orjson
 
-from .errors import Conflict, NotFound
-from .sessions import (
+from ..commands import Command, LoadDataset, Reset
+from ..errors import Conflict, NotFound
+from ..sessions import (
     DEFAULT_SESSION,
     Sessions,
     _wall,
@@ -50,10 +51,13 @@ from .sessions import (
     session_cap,
     unknown_session,
 )
-from .shared import _APPEND, _SYNC, SharedLog, SharedMockState, StateUnavailable
-from .shared_layers import decode_snapshot, encode_snapshot, snapshot_dataset
-from .state import KEEP, MockState, Settings, Shared, StateSnapshot
-from .store import Base, Store
+from ..state import MockState, Settings, Shared, StateSnapshot
+from ..store import Base
+from .layers import decode_snapshot, encode_snapshot, snapshot_dataset
+from .log import _APPEND, _SYNC, SharedLog
+from .lua import script
+from .state import SharedMockState
+from .transport import StateUnavailable
 
 __all__ = ["SESSION_KEYS", "SessionState", "SharedSessions"]
 
@@ -61,143 +65,19 @@ __all__ = ["SESSION_KEYS", "SessionState", "SharedSessions"]
 SESSION_KEYS = ("log", "last", "epoch", "journal", "jsizes", "jmeta", "windows", "limits", "meta",
                 "used")
 
-# Shared by the registry scripts: ARGV[1] is the namespace's prefix.
-_LIB = """
-local P = ARGV[1]
-local SUFFIXES = {""" + ", ".join(f"'{k}'" for k in SESSION_KEYS) + """}
-local function unref(id)
-  if type(id) ~= 'string' then return end
-  if redis.call('HINCRBY', P .. 'snaprefs', id, -1) <= 0 then
-    redis.call('HDEL', P .. 'snaprefs', id)
-    redis.call('DEL', P .. 'snapshot:' .. id)
-  end
-end
-local function drop(name)
-  local entry = redis.call('HGET', P .. 'sessions', name)
-  if not entry then return 0 end
-  unref(cjson.decode(entry)['base'])
-  for _, s in ipairs(SUFFIXES) do redis.call('DEL', P .. 'session:' .. name .. ':' .. s) end
-  redis.call('HDEL', P .. 'sessions', name)
-  redis.call('HDEL', P .. 'changes', name)
-  return 1
-end
-local function now_ms()
-  local t = redis.call('TIME')
-  return t[1] .. string.format('%03d', math.floor(tonumber(t[2]) / 1000))
-end
-local function held(extra, record_bytes)
-  local n = extra
-  for _, v in ipairs(redis.call('HVALS', P .. 'changes')) do n = n + tonumber(v) end
-  return n * record_bytes
-end
-"""
-
-# ARGV: prefix, name, entry, incarnation, (unused), max sessions, max change bytes, record
-# bytes, snapshot name ('' none), its stored id, then the rate limits (field/value pairs).
-_CREATE = _LIB + """
-local name = ARGV[2]
-if redis.call('HEXISTS', P .. 'sessions', name) == 1 then return {'exists'} end
-local base = false
-if ARGV[9] ~= '' then
-  local meta = redis.call('HGET', P .. 'snapshots', ARGV[9])
-  if not meta then return {'nosnap'} end
-  base = cjson.decode(meta)['id']
-  if base ~= ARGV[10] then return {'retry'} end
-end
-if redis.call('HLEN', P .. 'sessions') >= tonumber(ARGV[6]) then return {'cap'} end
-local h = held(0, tonumber(ARGV[8]))
-if h >= tonumber(ARGV[7]) then return {'memory', tostring(h)} end
-local sp = P .. 'session:' .. name .. ':'
-for _, s in ipairs(SUFFIXES) do redis.call('DEL', sp .. s) end
-redis.call('SET', sp .. 'epoch', ARGV[4])
-if #ARGV > 10 then redis.call('HSET', sp .. 'limits', unpack(ARGV, 11)) end
-redis.call('HSET', P .. 'sessions', name, ARGV[3])
-redis.call('SET', sp .. 'used', now_ms())
-redis.call('HSET', P .. 'changes', name, 0)
-if base then redis.call('HINCRBY', P .. 'snaprefs', base, 1) end
-return {'ok'}
-"""
-
-# ARGV: prefix, name. Returns 1 when deleted, 0 when there was no such session.
-_DELETE = _LIB + "return drop(ARGV[2])"
-
-# ARGV: prefix, now ms ('': Redis's clock), idle ms. Returns the names of the sessions it
-# deleted.
-_EXPIRE = _LIB + """
-local now = tonumber(ARGV[2] ~= '' and ARGV[2] or now_ms())
-local gone = {}
-for _, name in ipairs(redis.call('HKEYS', P .. 'sessions')) do
-  local used = tonumber(redis.call('GET', P .. 'session:' .. name .. ':used') or '0')
-  if now - used > tonumber(ARGV[3]) then
-    drop(name)
-    gone[#gone + 1] = name
-  end
-end
-return gone
-"""
-
-# ARGV: prefix. Deletes every session and snapshot; returns how many sessions there were.
-_CLEAR = _LIB + """
-local names = redis.call('HKEYS', P .. 'sessions')
-for _, name in ipairs(names) do drop(name) end
-local snaps = redis.call('HGETALL', P .. 'snapshots')
-for i = 1, #snaps, 2 do
-  unref(cjson.decode(snaps[i + 1])['id'])
-  redis.call('HDEL', P .. 'changes', 'snap:' .. snaps[i])
-end
-redis.call('DEL', P .. 'snapshots')
-return #names
-"""
-
-# ARGV: prefix, name, description, stored id, serialized snapshot, replace ('1'), max change
-# bytes, record bytes, the snapshot's changes.
-_SAVE = _LIB + """
-local old = redis.call('HGET', P .. 'snapshots', ARGV[2])
-if old and ARGV[6] ~= '1' then return {'exists'} end
-local h = held(tonumber(ARGV[9]), tonumber(ARGV[8]))
-if h >= tonumber(ARGV[7]) then return {'memory', tostring(h)} end
-redis.call('SET', P .. 'snapshot:' .. ARGV[4], ARGV[5])
-redis.call('HINCRBY', P .. 'snaprefs', ARGV[4], 1)
-redis.call('HSET', P .. 'snapshots', ARGV[2], ARGV[3])
-redis.call('HSET', P .. 'changes', 'snap:' .. ARGV[2], ARGV[9])
-if old then unref(cjson.decode(old)['id']) end
-return {'ok'}
-"""
-
-# ARGV: prefix, name. Returns 1 when deleted, 0 when there was no such snapshot.
-_DELETE_SNAPSHOT = _LIB + """
-local old = redis.call('HGET', P .. 'snapshots', ARGV[2])
-if not old then return 0 end
-redis.call('HDEL', P .. 'snapshots', ARGV[2])
-redis.call('HDEL', P .. 'changes', 'snap:' .. ARGV[2])
-unref(cjson.decode(old)['id'])
-return 1
-"""
-
-# ARGV: prefix, name, changes. Notes a session's changes (not for a session deleted meanwhile).
-_CHANGES = """
-if redis.call('HEXISTS', ARGV[1] .. 'sessions', ARGV[2]) == 1 then
-  redis.call('HSET', ARGV[1] .. 'changes', ARGV[2], ARGV[3])
-end
-return 1
-"""
-
-# Before shared.py's `_SYNC` (KEYS[10]: the session's `used`), for a session: {0} when it is
-# not registered (its epoch goes with its registry entry); else its use noted (Redis's clock).
-_SESSION_SYNC_PRELUDE = """
-if not redis.call('GET', KEYS[3]) then
-  if ARGV[8] then redis.call('DEL', KEYS[9]) end  -- the read's staged journal entry
-  return {0}
-end
-local t = redis.call('TIME')
-redis.call('SET', KEYS[10], t[1] .. string.format('%03d', math.floor(tonumber(t[2]) / 1000)))
-"""
-
-# Before shared.py's append, for a session: only into the incarnation the worker is in.
-_SESSION_GUARD = """
-local e = redis.call('GET', KEYS[3])
-if not e or e ~= ARGV[3] then return {0, 'gone'} end
-"""
+# The registry's scripts (lua/*.lua), each after the functions they share (`session_lib`).
+_SUFFIXES = ", ".join(f"'{k}'" for k in SESSION_KEYS)
+_CREATE = script("session_lib", "session_create", SESSION_SUFFIXES=_SUFFIXES)
+_DELETE = script("session_lib", "session_delete", SESSION_SUFFIXES=_SUFFIXES)
+_EXPIRE = script("session_lib", "session_expire", SESSION_SUFFIXES=_SUFFIXES)
+_CLEAR = script("session_lib", "session_clear", SESSION_SUFFIXES=_SUFFIXES)
+_SAVE = script("session_lib", "snapshot_save", SESSION_SUFFIXES=_SUFFIXES)
+_DELETE_SNAPSHOT = script("session_lib", "snapshot_delete", SESSION_SUFFIXES=_SUFFIXES)
+_CHANGES = script("session_changes")  # a session's changes noted (not for one deleted)
+# Before log.py's `_SYNC`, for a session: still registered? (its use noted); before its
+# append: only into the incarnation the worker is in.
+_SESSION_SYNC_PRELUDE = script("session_sync")
+_SESSION_GUARD = script("session_guard")
 
 
 def _pairs(raw: Any) -> dict[bytes, bytes]:
@@ -217,7 +97,7 @@ class SessionLog(SharedLog):
 
     def __init__(self, state: SessionState, sessions: SharedSessions, name: str) -> None:
         default = sessions.default.log
-        super().__init__(state, default.url, default.namespace, client=default.client,
+        super().__init__(state, default.url, default.namespace, connection=default.connection,
                          prefix=f"{default.prefix}session:{name}:")
         self.default = default
         self.sessions = sessions
@@ -225,9 +105,9 @@ class SessionLog(SharedLog):
         self.session_state = state
         self.compact_after = default.compact_after
         self.keys["used"] = self.prefix + "used"
-        self._sync = sessions.session_sync
+        self.sync_script = sessions.session_sync
         self._append = sessions.session_append
-        self._sync_keys = [*self._sync_keys, self.keys["used"]]
+        self.sync_keys = [*self.sync_keys, self.keys["used"]]
         self.incoming = ""  # the epoch of the reply being applied
         self.guarded = True  # its journal entries are dropped once it is deleted
 
@@ -239,32 +119,16 @@ class SessionLog(SharedLog):
 
     def call(self, script: Any, keys: list[str], args: list[Any],
              *before: tuple[Any, ...]) -> Any:
-        with self.lock:
-            reply = self.default.call(script, keys, args, *before)
-        if script is self._sync and len(reply) == 1:
+        reply = super().call(script, keys, args, *before)
+        if script is self.sync_script and len(reply) == 1:
             raise self.gone()
         return reply
 
-    def connection_owner(self) -> SharedLog:
-        return self.default
-
-    def _outcome(self, view: Any, count: tuple[str, str] | None, reply: list[Any],
-                 now_ms: int, *, answer: bool, absorb: bool = True) -> Any:
+    def outcome(self, view: Any, count: tuple[str, str] | None, reply: list[Any],
+                now_ms: int, *, answer: bool, absorb: bool = True) -> Any:
         if len(reply) == 1:  # a batched read's reply (`call` checks its own)
             raise self.gone()
-        return super()._outcome(view, count, reply, now_ms, answer=answer, absorb=absorb)
-
-    def command(self, name: str, *args: Any) -> Any:
-        with self.lock:
-            return self.default.command(name, *args)
-
-    def atomically(self, *commands: tuple[Any, ...]) -> list[Any]:
-        with self.lock:
-            return self.default.atomically(*commands)
-
-    def post(self, *commands: tuple[Any, ...]) -> None:
-        with self.lock:
-            self.default.post(*commands)
+        return super().outcome(view, count, reply, now_ms, answer=answer, absorb=absorb)
 
     def start(self, settings: dict[str, str], limits: dict[str, Any]) -> None:
         self.catch_up()  # the registry entry set its epoch and limits
@@ -320,13 +184,9 @@ class SessionState(SharedMockState):
         shared, base, settings = self.sessions.base_of(entry)
         self.incarnation = entry["id"]
         self.entry = entry
-        self.initial_shared, self.initial_base = shared, base
-        self.initial_key = self._dataset_key = entry["dataset"]
+        self.initial = (entry["dataset"], shared, base)
         self.initial_settings = settings
-        self.shared = shared
-        Store.load(self.store, base)
-        self._local_reset(settings)
-        self._fault_next = 1
+        self.start_over()
         self.log.last_id = "0-0"
         self.log.since_base = 0
 
@@ -347,15 +207,11 @@ class SessionState(SharedMockState):
     def shared_for(self, key: str | None) -> Shared:
         return self.sessions.dataset(key)
 
-    def reset(self, *, seed: int = KEEP, rate_limit: int = KEEP,
-              frozen_clock: str | None = KEEP, workspace_limits: bool = KEEP) -> None:
-        super().reset(seed=seed, rate_limit=rate_limit, frozen_clock=frozen_clock,
-                      workspace_limits=workspace_limits)
-        self.sessions.note_changes(self.name, self)
-
-    def load_dataset(self, dataset: Any) -> None:
-        super().load_dataset(dataset)
-        self.sessions.note_changes(self.name, self)
+    def submit(self, command: Command) -> Any:
+        result = super().submit(command)
+        if isinstance(command, Reset | LoadDataset):  # its changes, for the memory cap
+            self.sessions.note_changes(self.name, self)
+        return result
 
 
 @dataclass
@@ -409,10 +265,10 @@ class SharedSessions(Sessions):
         self._changes = register(_CHANGES)
         self.session_sync = register(_SESSION_SYNC_PRELUDE + _SYNC)
         self.session_append = register(_SESSION_GUARD + _APPEND)
-        # Loaded with the default's scripts when Redis does not know them (shared.py).
-        log._scripts = (*log._scripts, self._create, self._delete, self._expire,
-                        self._clear_all, self._save, self._delete_snapshot, self._changes,
-                        self.session_sync, self.session_append)
+        # Loaded with the default's scripts when Redis does not know them (log.py).
+        log.connection.scripts += (self._create, self._delete, self._expire,
+                                   self._clear_all, self._save, self._delete_snapshot,
+                                   self._changes, self.session_sync, self.session_append)
         self._local: dict[str, SessionState] = {}  # sessions this worker has materialised
         self._local_lock = threading.RLock()
         self._datasets: dict[str, Shared] = {}
@@ -433,13 +289,13 @@ class SharedSessions(Sessions):
     def dataset(self, key: str | None) -> Shared:
         """The dataset under `key` in Redis (None: the namespace's fixtures), one per worker."""
         default = self.default
-        if key is None:
-            return default.initial_shared
-        if key == default._dataset_key:
+        if key == default.dataset_key:
             return default.shared
-        found = self._datasets.get(key)
+        found = self._datasets.get(key) if key is not None else None
         if found is None:
-            found = self._datasets[key] = SharedMockState.shared_for(default, key)
+            found = default.shared_for(key)
+            if key is not None:
+                self._datasets[key] = found
         return found
 
     def _decode(self, stored: str) -> StateSnapshot:
@@ -537,7 +393,7 @@ class SharedSessions(Sessions):
             default.sync()
             stored = None
             base_settings = default.settings
-            dataset = default._dataset_key
+            dataset = default.dataset_key
             if snapshot is not None:
                 raw = self.log.command("HGET", self.keys["snapshots"], snapshot)
                 if raw is None:
@@ -546,7 +402,7 @@ class SharedSessions(Sessions):
                 stored, dataset = meta["id"], meta["dataset"]
                 base_settings = Settings(**meta["settings"])
             chosen = settings or base_settings
-            limits = default.initial_limits(self.dataset(dataset), chosen)
+            limits = default.rate_limits_for(self.dataset(dataset), chosen)
             entry: dict[str, Any] = {"id": secrets.token_hex(8), "created_at": _wall(), "forked_from": snapshot,
                      "base": stored, "dataset": dataset, "settings": dataclasses.asdict(chosen),
                      "t": time.time_ns()}
@@ -664,7 +520,7 @@ class SharedSessions(Sessions):
         with state.log.lock:
             state.log.catch_up()
             snap = state.snapshot(name)
-            dataset = state._dataset_key
+            dataset = state.dataset_key
         stored = secrets.token_hex(8)
         created_at = _wall()
         meta = {"id": stored, "session": session, "created_at": created_at,

@@ -1,0 +1,2 @@
+-- ARGV: prefix, name. Returns 1 when deleted, 0 when there was no such session.
+return drop(ARGV[2])
