@@ -125,9 +125,11 @@ def _workspaces(client: PacedClient, walk: Walk, wanted: list[str]) -> list[str]
 
 
 def record(spec: Spec, http: Any, options: Options, *, per_minute: int = 120,
-           sleep: Callable[[float], None] = time.sleep) -> dict[str, Any]:
+           sleep: Callable[[float], None] = time.sleep,
+           clock: Callable[[], float] = time.monotonic) -> dict[str, Any]:
     """Record into `options.out`; returns the summary (also written to reports/summary.json).
-    KeyboardInterrupt leaves the resume state and propagates."""
+    KeyboardInterrupt leaves the resume state and propagates. `sleep` and `clock` pace the
+    requests (tests pass a clock that their sleep moves)."""
     out = options.out
     saved = None
     if options.resume:
@@ -141,7 +143,7 @@ def record(spec: Spec, http: Any, options: Options, *, per_minute: int = 120,
     scrubber, generated = _scrubber(options, saved)
     drift = Drift(spec, scrubber)
     walk = Walk(spec, scrubber, drift, max_records=options.max_records)
-    client = PacedClient(http, per_minute=per_minute, sleep=sleep)
+    client = PacedClient(http, per_minute=per_minute, sleep=sleep, clock=clock)
     extra: dict[str, Any] = {"generated_key": generated}
     if saved is not None:
         walk.restore(saved)

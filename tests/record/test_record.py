@@ -256,18 +256,72 @@ def test_planted_drift_is_reported_and_found_by_the_differential(tmp_path: Path)
     assert {k for k in kinds if k[2] != "reference"} == set()
 
 
-def test_429s_are_waited_out_and_none_is_lost(tmp_path: Path) -> None:
-    waits: list[float] = []
-    with _client([], TOKEN, rate_limit=30) as source:
-        def sleep(seconds: float) -> None:  # the mock's clock moves instead of the test's
-            waits.append(seconds)
-            source.post("/__mock__/clock", json={"advance_seconds": seconds})
+class _Seen(httpx.BaseTransport):
+    """Notes each answer's status and `Retry-After` on the way back."""
 
+    def __init__(self, inner: httpx.BaseTransport) -> None:
+        self.inner = inner
+        self.answers: list[tuple[str, int, str | None]] = []
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        response = self.inner.handle_request(request)
+        if request.url.path.startswith("/v1"):
+            self.answers.append((request.url.path, response.status_code,
+                                 response.headers.get("retry-after")))
+        return response
+
+    def close(self) -> None:
+        self.inner.close()
+
+
+def _mock_time(source: httpx.Client, waits: list[float]) -> tuple[Callable[[float], None],
+                                                                     Callable[[], float]]:
+    """A sleep that moves the mock's clock (and a clock of its own) instead of the test's."""
+    now = [0.0]
+
+    def sleep(seconds: float) -> None:
+        waits.append(seconds)
+        now[0] += seconds
+        assert source.post("/__mock__/clock", json={"advance_seconds": seconds}).status_code == 200
+
+    return sleep, lambda: now[0]
+
+
+def test_429s_are_waited_out_and_none_is_lost(tmp_path: Path) -> None:
+    """Unpaced against the documented 120 a minute: every 429 is waited out for exactly its
+    `Retry-After`, its request sent again, and the recording is whole."""
+    seen: list[_Seen] = []
+    waits: list[float] = []
+    with _client([], TOKEN, rate_limit=120,
+                 wrap=lambda t: seen.append(_Seen(t)) or seen[-1]) as source:
+        sleep, clock = _mock_time(source, waits)
         summary = record(SPEC, source, Options(out=tmp_path / "rec", scrub_key=KEY,
-                                               progress=False), per_minute=0, sleep=sleep)
-    assert summary["retried_after_429"] > 0
-    assert waits and all(0 < w <= 60 for w in waits)
+                                               progress=False), per_minute=0, sleep=sleep,
+                         clock=clock)
+    limited = [float(after) for _, status, after in seen[0].answers if status == 429
+               if after is not None]
+    assert summary["retried_after_429"] == len(limited) > 0
+    assert waits == limited and all(0 < w <= 60 for w in waits)
+    assert summary["requests"] == len(seen[0].answers)
     assert _recorded_keys(tmp_path / "rec") == _keys([], set(summary["workspaces"]))
+
+
+def test_paced_at_120_a_minute_the_documented_limit_is_never_hit(tmp_path: Path) -> None:
+    """At its default pace `record` stays within 120 requests a minute: against a server
+    enforcing that limit no request is refused."""
+    waits: list[float] = []
+    seen: list[_Seen] = []
+    with _client([], TOKEN, rate_limit=120,
+                 wrap=lambda t: seen.append(_Seen(t)) or seen[-1]) as source:
+        sleep, clock = _mock_time(source, waits)
+        summary = record(SPEC, source, Options(out=tmp_path / "rec", scrub_key=KEY,
+                                               progress=False, workspaces=["ws_harborview"]),
+                         sleep=sleep, clock=clock)
+    statuses = {status for _, status, _ in seen[0].answers}
+    assert 429 not in statuses and summary["retried_after_429"] == 0
+    assert summary["requests"] > 120  # more than one minute's worth
+    assert sum(waits) >= (summary["requests"] - 1) * 0.5 - 1e-6
+    assert _recorded_keys(tmp_path / "rec") == _keys([], {"ws_harborview"})
 
 
 def test_pacing_keeps_under_the_rate(tmp_path: Path) -> None:
