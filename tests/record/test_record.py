@@ -274,6 +274,13 @@ class _Seen(httpx.BaseTransport):
         self.inner.close()
 
 
+def _seeing(seen: list[_Seen]) -> Callable[[httpx.BaseTransport], httpx.BaseTransport]:
+    def wrap(inner: httpx.BaseTransport) -> httpx.BaseTransport:
+        seen.append(_Seen(inner))
+        return seen[-1]
+    return wrap
+
+
 def _mock_time(source: httpx.Client, waits: list[float]) -> tuple[Callable[[float], None],
                                                                      Callable[[], float]]:
     """A sleep that moves the mock's clock (and a clock of its own) instead of the test's."""
@@ -293,7 +300,7 @@ def test_429s_are_waited_out_and_none_is_lost(tmp_path: Path) -> None:
     seen: list[_Seen] = []
     waits: list[float] = []
     with _client([], TOKEN, rate_limit=120,
-                 wrap=lambda t: seen.append(_Seen(t)) or seen[-1]) as source:
+                 wrap=_seeing(seen)) as source:
         sleep, clock = _mock_time(source, waits)
         summary = record(SPEC, source, Options(out=tmp_path / "rec", scrub_key=KEY,
                                                progress=False), per_minute=0, sleep=sleep,
@@ -312,7 +319,7 @@ def test_paced_at_120_a_minute_the_documented_limit_is_never_hit(tmp_path: Path)
     waits: list[float] = []
     seen: list[_Seen] = []
     with _client([], TOKEN, rate_limit=120,
-                 wrap=lambda t: seen.append(_Seen(t)) or seen[-1]) as source:
+                 wrap=_seeing(seen)) as source:
         sleep, clock = _mock_time(source, waits)
         summary = record(SPEC, source, Options(out=tmp_path / "rec", scrub_key=KEY,
                                                progress=False, workspaces=["ws_harborview"]),
