@@ -9,6 +9,7 @@ so a correct server and the mock of its own recording agree exactly.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -17,6 +18,7 @@ import httpx
 
 from ..data.tables import TABLES
 from ..openapi.spec import Operation, Spec
+from .client import PacedClient
 from .drift import Drift
 from .plan import CHILDREN, DETAIL, ROOTS, detail_path
 from .scrub import Scrubber, rule_for
@@ -38,7 +40,7 @@ class Difference:
 @dataclass
 class _Run:
     spec: Spec
-    source: httpx.Client
+    source: Any  # httpx.Client or PacedClient: get(path, params=...)
     reference: httpx.Client
     transform: Callable[[str, Any], Any]
     unordered: Callable[[Operation, str], bool]
@@ -106,7 +108,7 @@ def _format(path: str, params: dict[str, Any]) -> str:
     return _PARAM.sub(lambda m: str(params[m.group(1)]), path)
 
 
-def _pages(client: httpx.Client, op: Operation, path: str, query: dict[str, Any]
+def _pages(client: Any, op: Operation, path: str, query: dict[str, Any]
            ) -> tuple[list[int], list[Any], list[bool], list[Any]]:
     bodies: list[Any] = []
     statuses: list[int] = []
@@ -195,7 +197,7 @@ def _membership(a: list[Any], b: list[Any]) -> str:
            f"{only_b[:5]} ({len(only_b)})"
 
 
-def differential(spec: Spec, source: httpx.Client, reference: httpx.Client,
+def differential(spec: Spec, source: Any, reference: httpx.Client,
                  tables: dict[str, dict[str, dict[str, Any]]], workspaces: list[str],
                  scrubber: Scrubber | None = None) -> tuple[int, list[Difference]]:
     """(requests sent, differences) of every read of the plan sent to both servers. With a
@@ -219,9 +221,13 @@ def differential(spec: Spec, source: httpx.Client, reference: httpx.Client,
 
 
 def run_differential(spec: Spec, source: httpx.Client, options: Any,
-                     summary: dict[str, Any]) -> int:
+                     summary: dict[str, Any], *, per_minute: int = 120,
+                     sleep: Callable[[float], None] = time.sleep,
+                     clock: Callable[[], float] = time.monotonic) -> int:
     """Serve the recording in `options.out` in-process and compare it with `source`; writes
-    reports/differential.{json,md}; the number of differences."""
+    reports/differential.{json,md}; the number of differences. The source is read as the
+    recording read it: at most `per_minute` requests a minute, a 429 waited out after its
+    `Retry-After` (not a difference: the mock of the recording has no limit)."""
     import json
 
     from starlette.testclient import TestClient
@@ -238,15 +244,18 @@ def run_differential(spec: Spec, source: httpx.Client, options: Any,
     if options.scrub and scrubber is None:
         raise ValueError("--differential of a scrubbed recording needs its --scrub-key")
     tables = load_dataset([out], spec=spec).tables
+    paced = PacedClient(source, per_minute=per_minute, sleep=sleep, clock=clock)
     with TestClient(app, base_url="http://recording",
                     headers={"Authorization": f"Bearer {token}"}) as reference:
-        sent, differences = differential(spec, source, reference, tables,
+        sent, differences = differential(spec, paced, reference, tables,
                                          summary["workspaces"], scrubber)
     found = [d.__dict__ for d in differences]
     (out / "reports" / "differential.json").write_text(
-        json.dumps({"requests": sent, "differences": found}, indent=2))
+        json.dumps({"requests": sent, "retried_after_429": paced.retried_429,
+                    "differences": found}, indent=2))
     lines = ["# Differential reads: the server and the mock of its recording", "",
-             f"{sent} requests, {len(found)} difference(s).", "",
+             f"{sent} requests, {len(found)} difference(s) ({paced.retried_429} answer(s) 429 "
+             "from the server waited out and sent again).", "",
              "| request | what | detail | the document supports |", "|---|---|---|---|"]
     lines += [f"| `{d['request']}` | {d['what']} | {d['detail']} | {d['supported_by']} |"
               for d in found]

@@ -387,3 +387,22 @@ def test_an_interrupted_recording_resumes_to_the_same_dataset(tmp_path: Path, wh
         if path.name != "tokens.json":
             assert (cut / path.name).read_bytes() == path.read_bytes(), path.name
     assert sorted(p.name for p in cut.glob("*.json")) == sorted(p.name for p in whole.glob("*.json"))
+
+
+def test_the_differential_waits_out_the_servers_429s(tmp_path: Path) -> None:
+    """Against a server enforcing 120 a minute, the differential's reads are refused too: a
+    429 is waited out and sent again, not reported as a difference (the mock of the
+    recording has no limit)."""
+    from mockserver.record.differential import run_differential
+
+    waits: list[float] = []
+    out = tmp_path / "rec"
+    options = Options(out=out, scrub_key=KEY, progress=False, workspaces=["ws_harborview"])
+    with _client([], TOKEN, rate_limit=120) as source:
+        sleep, clock = _mock_time(source, waits)
+        summary = record(SPEC, source, options, per_minute=0, sleep=sleep, clock=clock)
+        found = run_differential(SPEC, source, options, summary, per_minute=0, sleep=sleep,
+                                 clock=clock)
+    report = json.loads((out / "reports" / "differential.json").read_text())
+    assert report["retried_after_429"] > 0 and report["requests"] > 120
+    assert found == 0 and report["differences"] == []
