@@ -229,8 +229,11 @@ def run_differential(spec: Spec, source: httpx.Client, options: Any,
     recording read it: at most `per_minute` requests a minute, a 429 waited out after its
     `Retry-After` (not a difference: the mock of the recording has no limit)."""
     import json
+    import warnings
 
-    from starlette.testclient import TestClient
+    with warnings.catch_warnings():  # starlette's notice on its httpx client, not the user's
+        warnings.filterwarnings("ignore", message="Using `httpx` with `starlette.testclient`")
+        from starlette.testclient import TestClient
 
     from ..data.fixtures import load_dataset
     from ..engine.app import Config
