@@ -406,3 +406,34 @@ def test_the_differential_waits_out_the_servers_429s(tmp_path: Path) -> None:
     report = json.loads((out / "reports" / "differential.json").read_text())
     assert report["retried_after_429"] > 0 and report["requests"] > 120
     assert found == 0 and report["differences"] == []
+
+
+@pytest.mark.parametrize(("save_seconds", "saves"), [(0.001, 10), (6.0, 5)])
+def test_the_resume_state_is_saved_every_200_steps_at_most_a_twentieth_of_the_time(
+        monkeypatch: pytest.MonkeyPatch, save_seconds: float, saves: int) -> None:
+    """A cheap save comes every 200 completed steps (not once per page of a long list while
+    the count sits on a multiple of 200); one that takes long comes when 20 times its
+    duration has passed, so a large workspace on a fast server is not spent saving."""
+    from types import SimpleNamespace
+
+    from mockserver.record import run as run_module
+
+    now = [0.0]
+    saved: list[int] = []
+    walk = SimpleNamespace(steps_done=0)
+
+    def save(out: Path, w: Any, extra: dict[str, Any]) -> None:
+        saved.append(walk.steps_done)
+        now[0] += save_seconds
+
+    monkeypatch.setattr(run_module, "_save", save)
+    step = run_module._periodic_save(Path("unused"), walk, {}, lambda w: None,  # type: ignore[arg-type]
+                                     clock=lambda: now[0])
+    for _ in range(2000):
+        walk.steps_done += 1
+        for _page in range(3):  # three pages a step
+            now[0] += 0.1
+            step(walk)  # type: ignore[arg-type]
+    assert len(saved) == saves, saved
+    assert all(b - a >= 200 for a, b in zip([0, *saved], saved, strict=False))
+    assert len(saved) * save_seconds <= now[0] / 20 + save_seconds
