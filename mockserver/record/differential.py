@@ -26,6 +26,8 @@ from .walk import _PARAM
 
 __all__ = ["Difference", "differential"]
 
+ODD_PAGE = 7  # a second page size for each workspace list (the walk reads 100 a page)
+
 
 @dataclass
 class Difference:
@@ -81,11 +83,15 @@ def _requests(spec: Spec, tables: dict[str, dict[str, dict[str, Any]]],
         for source in ROOTS:
             op = ops[source.op]
             path = _PARAM.sub(ws, op.path)
+            base = {**query_for(op, ws), **dict(source.query)}
             for order in _orders(op):
-                query = {**query_for(op, ws), **dict(source.query)}
-                if order:
-                    query["order"] = order
-                yield op, path, query, source.table
+                yield op, path, {**base, **({"order": order} if order else {})}, source.table
+            rows = [r for r in tables.get(source.table, {}).values()
+                    if r.get(TABLES[source.table].workspace_field or "workspace_id", ws) == ws]
+            for name, value in _filter_values(op, source.table, rows):
+                yield op, path, {**base, name: value}, source.table
+            if op.paginated:  # another page size: pages cut elsewhere
+                yield op, path, {**base, "limit": ODD_PAGE}, source.table
     for table, children in CHILDREN.items():
         for key, record in tables.get(table, {}).items():
             scope = record.get(TABLES[table].workspace_field or "workspace_id")
@@ -104,6 +110,32 @@ def _requests(spec: Spec, tables: dict[str, dict[str, dict[str, Any]]],
                    query_for(op, record.get("workspace_id")), table)
 
 
+def _filter_values(op: Operation, table: str, rows: list[dict[str, Any]]
+                   ) -> Iterator[tuple[str, str]]:
+    """Each documented filter of a list with each of its values: an enumeration's every
+    value; otherwise up to two values the recorded records hold, when the field is not
+    scrubbed (a pseudonym would select nothing on the server)."""
+    params = {p.name: p for p in op.parameters if p.location == "query"}
+    for facts in op.filters:
+        enum = params[facts.param].schema.get("enum") if facts.param in params else None
+        if enum:
+            for value in enum:
+                yield facts.param, str(value)
+            continue
+        path = tuple(facts.field.split("."))
+        if rule_for(table, path) is not None:
+            continue
+        held = set()
+        for row in rows:
+            node: Any = row
+            for part in path:
+                node = node.get(part) if isinstance(node, dict) else None
+            if isinstance(node, str):
+                held.add(node)
+        for value in sorted(held)[:2]:
+            yield facts.param, value
+
+
 def _format(path: str, params: dict[str, Any]) -> str:
     return _PARAM.sub(lambda m: str(params[m.group(1)]), path)
 
@@ -116,7 +148,7 @@ def _pages(client: Any, op: Operation, path: str, query: dict[str, Any]
     more: list[bool] = []
     cursor = None
     while True:
-        params = {**query, **({"limit": 100} if op.paginated else {}),
+        params = {**query, **({"limit": query.get("limit", 100)} if op.paginated else {}),
                   **({"cursor": cursor} if cursor else {})}
         response = client.get(path, params=params)
         statuses.append(response.status_code)

@@ -445,3 +445,41 @@ def test_the_resume_state_is_saved_every_200_steps_at_most_a_twentieth_of_the_ti
     assert len(saved) == saves, saved
     assert all(b - a >= 200 for a, b in zip([0, *saved], saved, strict=False))
     assert len(saved) * save_seconds <= now[0] / 20 + save_seconds
+
+
+class _IgnoresFilterAndLimit(httpx.BaseTransport):
+    """A server that ignores the tickets' `status` filter and a contacts page size of 7."""
+
+    def __init__(self, inner: httpx.BaseTransport) -> None:
+        self.inner = inner
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        url = request.url
+        if url.path == "/v1/tickets" and "status" in url.params:
+            request.url = url.copy_remove_param("status")
+        if url.path == "/v1/contacts" and url.params.get("limit") == "7":
+            request.url = url.copy_set_param("limit", "100")
+        return self.inner.handle_request(request)
+
+    def close(self) -> None:
+        self.inner.close()
+
+
+def test_the_differential_reads_every_filter_and_another_page_size(tmp_path: Path) -> None:
+    out = tmp_path / "rec"
+    with _client([], TOKEN) as source:
+        summary = _record(source, out, workspaces=["ws_harborview"])
+    tables = load_dataset([out], spec=SPEC).tables
+    token = summary["tokens"][0]["token"]
+    with (_client([], TOKEN, wrap=_IgnoresFilterAndLimit) as source,
+          _client([out], token) as reference):
+        _, differences = differential(SPEC, source, reference, tables, summary["workspaces"],
+                                      Scrubber(key=KEY.encode()))
+    found = {(d.request.split("?")[0], d.what) for d in differences}
+    # the pages of 7 answered as one page: another number of answers (statuses) than the mock's
+    assert found == {("GET /v1/tickets", "membership"), ("GET /v1/contacts", "status")}, found
+    filtered = {d.request for d in differences if d.what == "membership"}
+    assert filtered == {f"GET /v1/tickets?workspace_id=ws_harborview&status={s}"
+                        for s in ("open", "new", "pending", "resolved", "closed")}, filtered
+    assert [d.request for d in differences if d.what == "status"] == [
+        "GET /v1/contacts?workspace_id=ws_harborview&limit=7"]
