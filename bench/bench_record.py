@@ -10,6 +10,10 @@ at the documented 120 requests a minute, `requests / 120` minutes.
 
     python bench/bench_record.py                       # 10,000 and 100,000 contacts
     python bench/bench_record.py --scale 2000          # one size
+    nice python bench/bench_record.py --progress 2> progress.log   # record's progress line
+
+With `--progress` the recording's own progress line (records, requests, reads queued, time
+elapsed) goes to stderr: a run stopped before its end still tells how far it got and how fast.
 """
 
 from __future__ import annotations
@@ -30,13 +34,16 @@ from mockserver.openapi.spec import load_spec
 from mockserver.record.run import Options, record
 from mockserver.standalone.server import create_app
 from mockserver.testing.transport import DirectTransport
-source, out = Path(sys.argv[1]), Path(sys.argv[2])
+source, out, progress = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3] == "1"
+print(f"serving {source}", file=sys.stderr, flush=True)
 app = create_app(Config(fixtures=[source], rate_limit=0, request_log=False, response_cache=0))
 transport = DirectTransport(app, httpx.URL("http://mock"), httpx.HTTPTransport())
 start, cpu0 = time.perf_counter(), time.process_time()
+print(f"recording (dataset loaded: {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024}"
+      " MiB peak RSS so far)", file=sys.stderr, flush=True)
 with httpx.Client(base_url="http://mock", transport=transport,
                   headers={"Authorization": "Bearer mock-write-token"}) as client:
-    summary = record(load_spec(), client, Options(out=out, scrub_key="bench", progress=False),
+    summary = record(load_spec(), client, Options(out=out, scrub_key="bench", progress=progress),
                      per_minute=0)
 print(json.dumps({"seconds": time.perf_counter() - start, "cpu": time.process_time() - cpu0,
                   "requests": summary["requests"], "records": sum(summary["records"].values()),
@@ -44,14 +51,16 @@ print(json.dumps({"seconds": time.perf_counter() - start, "cpu": time.process_ti
 """
 
 
-def measure(scale: int) -> dict[str, float]:
+def measure(scale: int, progress: bool = False) -> dict[str, float]:
     from mockserver.data.generate import generate
 
     with tempfile.TemporaryDirectory() as tmp:
         source = Path(tmp) / "source"
         generate(scale=scale, seed=0, out=source)
-        done = subprocess.run([sys.executable, "-c", _CHILD, str(source), str(Path(tmp) / "rec")],
-                              capture_output=True, text=True, check=True)
+        # stderr is left to the terminal (or the caller's redirection): --progress shows there
+        done = subprocess.run([sys.executable, "-c", _CHILD, str(source), str(Path(tmp) / "rec"),
+                               "1" if progress else "0"],
+                              stdout=subprocess.PIPE, text=True, check=True)
         result: dict[str, float] = json.loads(done.stdout.strip().splitlines()[-1])
         return result
 
@@ -59,9 +68,12 @@ def measure(scale: int) -> dict[str, float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--scale", type=int, action="append", default=[])
+    parser.add_argument("--progress", action="store_true",
+                        help="the recording's progress line on stderr")
     args = parser.parse_args()
     for scale in args.scale or [10_000, 100_000]:
-        r = measure(scale)
+        print(f"{scale} contacts: generating", file=sys.stderr, flush=True)
+        r = measure(scale, args.progress)
         print(f"{scale:>7} contacts: {r['seconds']:.1f} s wall, {r['cpu']:.1f} s CPU, "
               f"{int(r['requests'])} requests ({r['requests'] / r['seconds']:.0f}/s), "
               f"{int(r['records'])} records, peak RSS {r['peak_rss_mib']:.0f} MiB; "

@@ -192,7 +192,10 @@ def shims(tmp_path_factory: pytest.TempPathFactory) -> Path:
     (folder / "curl").write_text(
         f"#!/bin/sh\nexec {curl} \"$@\" --write-out '%{{stderr}}{STATUS_MARK} %{{http_code}}\\n'\n")
     (folder / "curl").chmod(0o755)
-    (folder / "python").symlink_to(sys.executable)
+    # A script, not a symlink: a venv's interpreter reached through a link elsewhere finds no
+    # pyvenv.cfg beside it and runs without the venv's packages (mockserver among them).
+    (folder / "python").write_text(f"#!/bin/sh\nexec {sys.executable} \"$@\"\n")
+    (folder / "python").chmod(0o755)
     return folder
 
 

@@ -76,7 +76,8 @@ def main(args: argparse.Namespace) -> int:
             if args.differential:
                 from .differential import run_differential
 
-                differences = run_differential(load_spec(), http, options, summary)
+                differences = run_differential(load_spec(), http, options, summary,
+                                               per_minute=args.rate)
                 print(f"differential: {differences} difference(s), see "
                       f"{args.out}/reports/differential.md")
         except KeyboardInterrupt:

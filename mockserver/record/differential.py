@@ -9,6 +9,7 @@ so a correct server and the mock of its own recording agree exactly.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -17,12 +18,15 @@ import httpx
 
 from ..data.tables import TABLES
 from ..openapi.spec import Operation, Spec
+from .client import PacedClient
 from .drift import Drift
 from .plan import CHILDREN, DETAIL, ROOTS, detail_path
 from .scrub import Scrubber, rule_for
 from .walk import _PARAM
 
 __all__ = ["Difference", "differential"]
+
+ODD_PAGE = 7  # a second page size for each workspace list (the walk reads 100 a page)
 
 
 @dataclass
@@ -38,7 +42,7 @@ class Difference:
 @dataclass
 class _Run:
     spec: Spec
-    source: httpx.Client
+    source: Any  # httpx.Client or PacedClient: get(path, params=...)
     reference: httpx.Client
     transform: Callable[[str, Any], Any]
     unordered: Callable[[Operation, str], bool]
@@ -79,11 +83,15 @@ def _requests(spec: Spec, tables: dict[str, dict[str, dict[str, Any]]],
         for source in ROOTS:
             op = ops[source.op]
             path = _PARAM.sub(ws, op.path)
+            base = {**query_for(op, ws), **dict(source.query)}
             for order in _orders(op):
-                query = {**query_for(op, ws), **dict(source.query)}
-                if order:
-                    query["order"] = order
-                yield op, path, query, source.table
+                yield op, path, {**base, **({"order": order} if order else {})}, source.table
+            rows = [r for r in tables.get(source.table, {}).values()
+                    if r.get(TABLES[source.table].workspace_field or "workspace_id", ws) == ws]
+            for name, value in _filter_values(op, source.table, rows):
+                yield op, path, {**base, name: value}, source.table
+            if op.paginated:  # another page size: pages cut elsewhere
+                yield op, path, {**base, "limit": ODD_PAGE}, source.table
     for table, children in CHILDREN.items():
         for key, record in tables.get(table, {}).items():
             scope = record.get(TABLES[table].workspace_field or "workspace_id")
@@ -102,11 +110,37 @@ def _requests(spec: Spec, tables: dict[str, dict[str, dict[str, Any]]],
                    query_for(op, record.get("workspace_id")), table)
 
 
+def _filter_values(op: Operation, table: str, rows: list[dict[str, Any]]
+                   ) -> Iterator[tuple[str, str]]:
+    """Each documented filter of a list with each of its values: an enumeration's every
+    value; otherwise up to two values the recorded records hold, when the field is not
+    scrubbed (a pseudonym would select nothing on the server)."""
+    params = {p.name: p for p in op.parameters if p.location == "query"}
+    for facts in op.filters:
+        enum = params[facts.param].schema.get("enum") if facts.param in params else None
+        if enum:
+            for value in enum:
+                yield facts.param, str(value)
+            continue
+        path = tuple(facts.field.split("."))
+        if rule_for(table, path) is not None:
+            continue
+        held = set()
+        for row in rows:
+            node: Any = row
+            for part in path:
+                node = node.get(part) if isinstance(node, dict) else None
+            if isinstance(node, str):
+                held.add(node)
+        for value in sorted(held)[:2]:
+            yield facts.param, value
+
+
 def _format(path: str, params: dict[str, Any]) -> str:
     return _PARAM.sub(lambda m: str(params[m.group(1)]), path)
 
 
-def _pages(client: httpx.Client, op: Operation, path: str, query: dict[str, Any]
+def _pages(client: Any, op: Operation, path: str, query: dict[str, Any]
            ) -> tuple[list[int], list[Any], list[bool], list[Any]]:
     bodies: list[Any] = []
     statuses: list[int] = []
@@ -114,7 +148,7 @@ def _pages(client: httpx.Client, op: Operation, path: str, query: dict[str, Any]
     more: list[bool] = []
     cursor = None
     while True:
-        params = {**query, **({"limit": 100} if op.paginated else {}),
+        params = {**query, **({"limit": query.get("limit", 100)} if op.paginated else {}),
                   **({"cursor": cursor} if cursor else {})}
         response = client.get(path, params=params)
         statuses.append(response.status_code)
@@ -195,7 +229,7 @@ def _membership(a: list[Any], b: list[Any]) -> str:
            f"{only_b[:5]} ({len(only_b)})"
 
 
-def differential(spec: Spec, source: httpx.Client, reference: httpx.Client,
+def differential(spec: Spec, source: Any, reference: httpx.Client,
                  tables: dict[str, dict[str, dict[str, Any]]], workspaces: list[str],
                  scrubber: Scrubber | None = None) -> tuple[int, list[Difference]]:
     """(requests sent, differences) of every read of the plan sent to both servers. With a
@@ -219,12 +253,19 @@ def differential(spec: Spec, source: httpx.Client, reference: httpx.Client,
 
 
 def run_differential(spec: Spec, source: httpx.Client, options: Any,
-                     summary: dict[str, Any]) -> int:
+                     summary: dict[str, Any], *, per_minute: int = 120,
+                     sleep: Callable[[float], None] = time.sleep,
+                     clock: Callable[[], float] = time.monotonic) -> int:
     """Serve the recording in `options.out` in-process and compare it with `source`; writes
-    reports/differential.{json,md}; the number of differences."""
+    reports/differential.{json,md}; the number of differences. The source is read as the
+    recording read it: at most `per_minute` requests a minute, a 429 waited out after its
+    `Retry-After` (not a difference: the mock of the recording has no limit)."""
     import json
+    import warnings
 
-    from starlette.testclient import TestClient
+    with warnings.catch_warnings():  # starlette's notice on its httpx client, not the user's
+        warnings.filterwarnings("ignore", message="Using `httpx` with `starlette.testclient`")
+        from starlette.testclient import TestClient
 
     from ..data.fixtures import load_dataset
     from ..engine.app import Config
@@ -238,15 +279,18 @@ def run_differential(spec: Spec, source: httpx.Client, options: Any,
     if options.scrub and scrubber is None:
         raise ValueError("--differential of a scrubbed recording needs its --scrub-key")
     tables = load_dataset([out], spec=spec).tables
+    paced = PacedClient(source, per_minute=per_minute, sleep=sleep, clock=clock)
     with TestClient(app, base_url="http://recording",
                     headers={"Authorization": f"Bearer {token}"}) as reference:
-        sent, differences = differential(spec, source, reference, tables,
+        sent, differences = differential(spec, paced, reference, tables,
                                          summary["workspaces"], scrubber)
     found = [d.__dict__ for d in differences]
     (out / "reports" / "differential.json").write_text(
-        json.dumps({"requests": sent, "differences": found}, indent=2))
+        json.dumps({"requests": sent, "retried_after_429": paced.retried_429,
+                    "differences": found}, indent=2))
     lines = ["# Differential reads: the server and the mock of its recording", "",
-             f"{sent} requests, {len(found)} difference(s).", "",
+             f"{sent} requests, {len(found)} difference(s) ({paced.retried_429} answer(s) 429 "
+             "from the server waited out and sent again).", "",
              "| request | what | detail | the document supports |", "|---|---|---|---|"]
     lines += [f"| `{d['request']}` | {d['what']} | {d['detail']} | {d['supported_by']} |"
               for d in found]

@@ -27,7 +27,10 @@ __all__ = ["Options", "record"]
 
 STATE_DIR = ".record"  # inside the output directory while a recording is unfinished
 REPORTS_DIR = "reports"  # no table file: the loader reads only files, not directories
-SAVE_EVERY = 200  # steps between two saves of the resume state
+SAVE_EVERY = 200  # steps between two saves of the resume state, at least
+# ... and at least this many times the last save's duration: a save writes the whole state, so
+# on a fast server and a large workspace saving every 200 steps made the run quadratic.
+SAVE_SPACING = 20
 
 
 @dataclass
@@ -125,9 +128,11 @@ def _workspaces(client: PacedClient, walk: Walk, wanted: list[str]) -> list[str]
 
 
 def record(spec: Spec, http: Any, options: Options, *, per_minute: int = 120,
-           sleep: Callable[[float], None] = time.sleep) -> dict[str, Any]:
+           sleep: Callable[[float], None] = time.sleep,
+           clock: Callable[[], float] = time.monotonic) -> dict[str, Any]:
     """Record into `options.out`; returns the summary (also written to reports/summary.json).
-    KeyboardInterrupt leaves the resume state and propagates."""
+    KeyboardInterrupt leaves the resume state and propagates. `sleep` and `clock` pace the
+    requests (tests pass a clock that their sleep moves)."""
     out = options.out
     saved = None
     if options.resume:
@@ -141,7 +146,7 @@ def record(spec: Spec, http: Any, options: Options, *, per_minute: int = 120,
     scrubber, generated = _scrubber(options, saved)
     drift = Drift(spec, scrubber)
     walk = Walk(spec, scrubber, drift, max_records=options.max_records)
-    client = PacedClient(http, per_minute=per_minute, sleep=sleep)
+    client = PacedClient(http, per_minute=per_minute, sleep=sleep, clock=clock)
     extra: dict[str, Any] = {"generated_key": generated}
     if saved is not None:
         walk.restore(saved)
@@ -170,11 +175,21 @@ def record(spec: Spec, http: Any, options: Options, *, per_minute: int = 120,
 
 
 def _periodic_save(out: Path, walk: Walk, extra: dict[str, Any],
-                   show: Callable[[Walk], None]) -> Callable[[Walk], None]:
+                   show: Callable[[Walk], None],
+                   clock: Callable[[], float] = time.monotonic) -> Callable[[Walk], None]:
+    """After each page: the progress line, and the resume state saved once SAVE_EVERY steps
+    have completed since the last save and SAVE_SPACING times that save's duration has passed
+    (at most 1/SAVE_SPACING of the run spent saving, whatever the workspace's size)."""
+    last = {"steps": 0, "at": clock(), "took": 0.0}
+
     def step(w: Walk) -> None:
         show(w)
-        if w.steps_done % SAVE_EVERY == 0:
+        now = clock()
+        if (w.steps_done - last["steps"] >= SAVE_EVERY
+                and now - last["at"] >= SAVE_SPACING * last["took"]):
             _save(out, walk, extra)
+            done = clock()
+            last.update(steps=w.steps_done, at=done, took=done - now)
 
     return step
 

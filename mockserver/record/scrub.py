@@ -163,6 +163,7 @@ class Scrubber:
     replaced: Counter[str] = field(default_factory=Counter)  # rule -> values replaced
     distinct: dict[str, set[bytes]] = field(default_factory=dict)  # rule -> digests
     _memo: dict[tuple[str, str], str] = field(default_factory=dict)
+    _round: str = ""  # while a pseudonym is derived again (it came out as the original)
 
     def kept(self, table: str, rule: str) -> bool:
         bare = rule.removeprefix("*.").removeprefix(f"{table}.")
@@ -205,14 +206,28 @@ class Scrubber:
         return pseudonym
 
     def _digest(self, kind: str, value: str) -> bytes:
-        return hmac.new(self.key, f"{kind}\0{value}".encode(), hashlib.sha256).digest()
+        return hmac.new(self.key, f"{kind}\0{self._round}{value}".encode(),
+                        hashlib.sha256).digest()
 
     def pseudonym(self, kind: str, value: str) -> str:
-        """The pseudonym of `value` as a `kind` (the same for the same key, kind and value)."""
+        """The pseudonym of `value` as a `kind` (the same for the same key, kind and value),
+        never `value` itself: a short one (a 4-digit door code: one in 10,000) may come out as
+        the original, and is then derived again in another round (a few times at most; a
+        value with nothing to replace, such as "--", stays)."""
         memo_key = (kind, value)
         found = self._memo.get(memo_key)
         if found is None:
-            found = self._memo[memo_key] = getattr(self, f"_{kind}")(value)
+            derive = getattr(self, f"_{kind}")
+            try:
+                for attempt in range(8):
+                    self._round = f"{attempt}\0" if attempt else ""
+                    found = derive(value)
+                    if found != value:
+                        break
+            finally:
+                self._round = ""
+            assert found is not None
+            self._memo[memo_key] = found
         return found
 
     # -- kinds --------------------------------------------------------------------------------

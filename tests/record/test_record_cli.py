@@ -8,6 +8,7 @@ import json
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import orjson
@@ -87,3 +88,40 @@ def test_since_keeps_recent_records_and_what_they_name(tmp_path: Path) -> None:
     assert old_contacts and old_contacts <= named  # old, but named by a recent record
     assert summary["dropped_by_bounds"]["contacts"] > 0
     assert set(TABLES) >= set(tables)
+
+
+def test_ctrl_c_then_resume_gives_the_uninterrupted_recording(tmp_path: Path) -> None:
+    """A real SIGINT to `record` mid-walk: exit 130, the resume state left, no dataset yet;
+    the same command with --resume ends with the files of a run never interrupted."""
+    from conform.serve import serve
+
+    from mockserver.engine.app import Config
+    from mockserver.standalone.server import create_app
+
+    whole, cut = tmp_path / "whole", tmp_path / "cut"
+    with _client([], TOKEN) as source:
+        _record(source, whole)
+    app = create_app(Config(rate_limit=0, request_log=False))
+    with serve(app) as base:
+        command = [sys.executable, "-m", "mockserver", "record", "--base-url", base,
+                   "--token", TOKEN, "--scrub-key", KEY, "--rate", "3000", "--quiet",
+                   "--out", str(cut)]
+        proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                text=True)
+        state = cut / ".record" / "state.json"
+        deadline = time.monotonic() + 60
+        while not state.exists() and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+        assert proc.returncode == 130, err
+        assert "--resume" in err
+        assert state.exists() and not list(cut.glob("*.json"))
+        assert TOKEN not in state.read_text()
+        assert main(["record", "--base-url", base, "--token", TOKEN, "--scrub-key", KEY,
+                     "--rate", "0", "--quiet", "--out", str(cut), "--resume"]) == 0
+    assert not (cut / ".record").exists()
+    names = sorted(p.name for p in whole.glob("*.json") if p.name != "tokens.json")
+    assert names == sorted(p.name for p in cut.glob("*.json") if p.name != "tokens.json")
+    for name in names:
+        assert (cut / name).read_bytes() == (whole / name).read_bytes(), name
