@@ -166,6 +166,7 @@ class Journal:
         self._entries: deque[tuple[JournalEntry, int]] = deque()  # and its kept bytes
         self._bytes = 0
         self.dropped = 0  # entries that fell off (either bound) since the last clear
+        self.recorded = 0  # the last entry's `seq`: it moves whenever an entry is added
         self._last_response: bytes | None = None
         self._seq = itertools.count(1)
         self._lock = threading.Lock()
@@ -206,8 +207,9 @@ class Journal:
             raw_headers = tuple(raw_headers)
         size += header_size(raw_headers) if header_bytes is None else header_bytes
         with self._lock:
+            self.recorded = seq = next(self._seq)
             entry = _new_entry(JournalEntry, (
-                next(self._seq), time_ms, method, path, query_string, raw_headers, body, status,
+                seq, time_ms, method, path, query_string, raw_headers, body, status,
                 response_body, latency_ms, operation_id, fault, ignored_params, truncated,
                 body_size, response_size, int(time.time() * 1000 - latency_ms)))
             entries = self._entries
