@@ -29,6 +29,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from .errors import ApiError, BadRequest, Conflict, NotFound
+from .exchange import SESSION_HEADER
 from .state import MockState, Settings, StateSnapshot
 
 __all__ = ["DEFAULT_SESSION", "SESSION_HEADER", "SESSION_PREFIX", "SessionLimit", "Sessions",
@@ -36,7 +37,6 @@ __all__ = ["DEFAULT_SESSION", "SESSION_HEADER", "SESSION_PREFIX", "SessionLimit"
 
 DEFAULT_SESSION = "default"
 SESSION_PREFIX = "/sessions/"
-SESSION_HEADER = b"x-mock-session"
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 
 
