@@ -253,9 +253,10 @@ class Core:
         if prefer is not None:
             apply_preference(operation, prefer)
         version, reads = store.version, clock.reads
+        base_url = self.base_url if state is self.default else self.base_url_of(state)
         result = self.handlers[operation.operation_id](Context(
-            self.services, store, self.base_url_of(state), operation, principal, path, query,
-            body, workspace_id, resource))
+            self.services, store, base_url, operation, principal, path, query, body,
+            workspace_id, resource))
         if version == store.version and reads == clock.reads:
             return result, (version, kind, ident)
         return result, None

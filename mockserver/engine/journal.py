@@ -207,8 +207,12 @@ class Journal:
         """Keep one request (the `JournalEntry` fields but `seq` and what is filled in here,
         an `Observed` spread); `header_bytes` is the request headers' size when the caller
         has it already. Called on every request: positional arguments, one entry made."""
-        body, response_body, truncated, body_size, response_size = kept_bodies(
-            body, response_body)
+        truncated: tuple[str, ...] = ()
+        body_size = response_size = 0
+        if ((body is not None and len(body) > _MAX_BODY_SHOWN)
+                or (response_body is not None and len(response_body) > _MAX_BODY_SHOWN)):
+            body, response_body, truncated, body_size, response_size = kept_bodies(
+                body, response_body)
         if response_body is not None:
             # An answer equal to the previous one (a poll) is kept once: the entry shares the
             # bytes already kept, and the new copy is freed at once (its memory reused hot).
