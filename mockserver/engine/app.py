@@ -287,7 +287,13 @@ class MockApp:
                 await layers.fault(ex)
             if ex.effect is None or not layers.injected(ex):
                 self.core.answer(ex)
-            layers.after(ex)
+            if state.journal.enabled or self.config.request_log:  # after: journal, log
+                latency_ms = (time.perf_counter() - ex.started) * 1000
+                entry = layers.observed(ex, latency_ms)
+                if entry is not None:
+                    state.record_request(*entry)
+                if self.config.request_log:
+                    layers.log(ex, latency_ms)
         if ex.effect is None:
             await send({"type": "http.response.start", "status": ex.status,
                         "headers": ex.headers})

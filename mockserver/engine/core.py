@@ -116,7 +116,7 @@ class Core:
             operation: Operation | None = None
             check = True
             pure: Pure | None = None
-            try:
+            try:  # route, header limit, authenticate, cache, write access, validate, handle
                 # route (404, 405)
                 path = ex.path
                 found = self.router.match(path)
@@ -146,19 +146,38 @@ class Core:
                         # self-checked when first sent
                         ex.status, ex.response, ex.headers = hit.status, hit.body, hit.headers
                         return
-                payload, pure = self.run(ex, operation, principal, prefer)
+                # write access, validate, the session's room
+                if operation.requires_write:
+                    principal.check_write(operation.operation_id)
+                validator = self.validators[operation.operation_id]
+                params = validator.path(ex.raw_path) if ex.raw_path else {}  # literal: none
+                unknown: list[str] = []
+                query = validator.query_string(ex.query_string, unknown=unknown,
+                                               strict=self.config.strict_params)
+                ex.ignored = tuple(dict.fromkeys(unknown)) if unknown else ()
+                body = None
+                if operation.body_schema is not None:
+                    body = validator.body(ex.read_body(), header(ex.scope, b"content-type"))
+                if state is not self.default and ex.method != "GET":
+                    # A session's write: refused (507) before it takes the sessions past
+                    # their cap.
+                    self.sessions.check_room(state, self.sessions.record_bytes)
+                # the handler step: under the store's lock, or as one transaction of a
+                # shared log (which may run it again)
+                ex.counted = False
+                if ex.view is None:
+                    with state.store.lock:
+                        payload, pure = self.handle(ex, operation, principal, prefer, params,
+                                                    query, body)
+                else:
+                    payload, pure = self.replica.transact(  # type: ignore[union-attr]
+                        ex, lambda: self.handle(ex, operation, principal, prefer, params,
+                                                query, body))
                 status = operation.success_status
                 body = orjson.dumps(payload)
                 headers = [_JSON, (b"content-length", str(len(body)).encode())]
             except ApiError as error:
-                if ex.view is not None and error.status_code != 503:
-                    # Refused on a shared state's copy (an unknown token, record or path):
-                    # first confirm that copy was current, else run again (StaleRead).
-                    error = self.replica.refused(ex, error)  # type: ignore[union-attr]
-                status, body = error.status_code, error_body(error)
-                headers = json_headers(body, error.headers)
-                # Not answers of the operation: a refused preference, shared state unreachable.
-                check = not isinstance(error, UnsupportedPreference) and error.status_code != 503
+                status, body, headers, check = self.refusal(ex, error)
                 cache_key = pure = None
             if self.selfcheck is not None and operation is not None and check:
                 self.selfcheck.check(operation, status, body, {
@@ -207,31 +226,17 @@ class Core:
         return tuple(self.validators[operation.operation_id].ignored(
             parse_query(ex.query_string)))
 
-    def run(self, ex: Exchange, operation: Operation, principal: Principal,
-            prefer: str | None) -> tuple[Any, Pure | None]:
-        """Write access, validation and the session's room, then the handler step: under the
-        store's lock, or as one transaction of a shared log (which may run it again)."""
-        if operation.requires_write:
-            principal.check_write(operation.operation_id)
-        validator = self.validators[operation.operation_id]
-        path = validator.path(ex.raw_path) if ex.raw_path else {}  # literal: none to check
-        unknown: list[str] = []
-        query = validator.query_string(ex.query_string, strict=self.config.strict_params,
-                                       unknown=unknown)
-        ex.ignored = tuple(dict.fromkeys(unknown)) if unknown else ()
-        body = None
-        if operation.body_schema is not None:
-            body = validator.body(ex.read_body(), header(ex.scope, b"content-type"))
-        state = ex.state
-        if state is not self.default and ex.method != "GET":
-            # A session's write: refused (507) before it takes the sessions past their cap.
-            self.sessions.check_room(state, self.sessions.record_bytes)
-        ex.counted = False
-        if ex.view is None:
-            with state.store.lock:
-                return self.handle(ex, operation, principal, prefer, path, query, body)
-        return self.replica.transact(  # type: ignore[union-attr]
-            ex, lambda: self.handle(ex, operation, principal, prefer, path, query, body))
+    def refusal(self, ex: Exchange, error: ApiError
+                ) -> tuple[int, bytes, list[tuple[bytes, bytes]], bool]:
+        """The answer to a refused request, and whether the self-check judges it."""
+        if ex.view is not None and error.status_code != 503:
+            # Refused on a shared state's copy (an unknown token, record or path): first
+            # confirm that copy was current, else run again (StaleRead).
+            error = self.replica.refused(ex, error)  # type: ignore[union-attr]
+        body = error_body(error)
+        # Not answers of the operation: a refused preference, shared state unreachable.
+        check = not isinstance(error, UnsupportedPreference) and error.status_code != 503
+        return error.status_code, body, json_headers(body, error.headers), check
 
     def handle(self, ex: Exchange, operation: Operation, principal: Principal,
                prefer: str | None, path: dict[str, Any], query: dict[str, Any], body: Any,

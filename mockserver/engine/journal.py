@@ -151,22 +151,8 @@ class JournalEntry(NamedTuple):
             "truncated": list(self.truncated),
         }
 
-    def kept_bytes(self) -> int:
-        """What the entry holds on to, roughly (bodies, headers, query, a fixed overhead)."""
-        return kept_size(self.query_string, header_size(self.raw_headers), self.body,
-                         self.response_body)
-
 
 _new_entry = tuple.__new__  # a JournalEntry from all its fields in order, without keywords
-
-
-def kept_size(query_string: bytes, header_bytes: int, body: bytes | None,
-              response_body: bytes | None) -> int:
-    """The bytes an entry is counted for: its kept bodies, query and headers, and a fixed
-    overhead (`JournalEntry.kept_bytes`, and what `Journal.record` counts)."""
-    return (_ENTRY_OVERHEAD + len(query_string) + header_bytes
-            + (0 if body is None else len(body))
-            + (0 if response_body is None else len(response_body)))
 
 
 def kept_bodies(body: bytes | None, response_body: bytes | None
@@ -224,8 +210,10 @@ class Journal:
         # would walk in every collection for as long as the entry is kept).
         if type(raw_headers) is not tuple:
             raw_headers = tuple(raw_headers)
-        size = kept_size(query_string, header_size(raw_headers) if header_bytes is None
-                         else header_bytes, body, response_body)
+        size = (_ENTRY_OVERHEAD + len(query_string)
+                + (header_size(raw_headers) if header_bytes is None else header_bytes)
+                + (0 if body is None else len(body))
+                + (0 if response_body is None else len(response_body)))
         with self._lock:
             self.recorded = seq = next(self._seq)
             entry = _new_entry(JournalEntry, (

@@ -11,8 +11,6 @@ rules, no journal and no request log runs the bare core.
 
 from __future__ import annotations
 
-import time
-
 from .core import Core
 from .exchange import Exchange
 from .faults import FaultRule
@@ -33,18 +31,6 @@ class Layers:
     def __init__(self, core: Core) -> None:
         self.core = core
         self.config = core.config
-
-    def after(self, ex: Exchange) -> None:
-        """The journal entry and the log line of an answered `ex` (in-memory state)."""
-        journal = ex.state.journal.enabled
-        if journal or self.config.request_log:
-            latency_ms = (time.perf_counter() - ex.started) * 1000
-            if journal:
-                entry = self.observed(ex, latency_ms)
-                if entry is not None:
-                    ex.state.record_request(*entry)
-            if self.config.request_log:
-                self.log(ex, latency_ms)
 
     # -- before: faults ---------------------------------------------------------------------
 
