@@ -246,8 +246,13 @@ class Core:
         clock, the store version and rate-limit counter its answer may be kept under."""
         state = ex.state
         store, clock = state.store, state.clock
-        workspace_id, resource = resolve_workspace(store, operation, principal, path, query,
-                                                   body)
+        if operation.workspace_source == "query":  # most reads (the other sources below)
+            workspace_id, resource = query["workspace_id"], None
+            if workspace_id not in principal.workspace_ids:
+                principal.check_workspace(workspace_id)  # raises 403
+        else:
+            workspace_id, resource = resolve_workspace(store, operation, principal, path,
+                                                       query, body)
         if workspace_id is not None:
             kind, ident = "workspace", workspace_id
         else:
@@ -271,16 +276,12 @@ def resolve_workspace(
     store: Store, operation: Operation, principal: Principal, path: dict[str, Any],
     query: dict[str, Any], body: Any,
 ) -> tuple[str | None, Record | None]:
-    """The workspace a request acts in and the resource it addresses: 403 without access,
-    404 when an explicit `workspace_id` does not hold the resource."""
+    """The workspace a request acts in and the resource it addresses, when the workspace
+    comes from the path, the body or the resource (`Core.handle` takes it from the query):
+    403 without access, 404 when an explicit `workspace_id` does not hold the resource."""
     source = operation.workspace_source
     if source is None:
         return None, None
-    if source == "query":  # most reads
-        workspace_id = query["workspace_id"]
-        if workspace_id not in principal.workspace_ids:
-            principal.check_workspace(workspace_id)  # raises 403
-        return workspace_id, None
     if source == "path":
         workspace_id = path["id"]
         principal.check_workspace(workspace_id)

@@ -63,9 +63,9 @@ class Exchange:
         self.fault: str | None = None  # and its description (journal, request log)
         self.view: Any = None  # a shared state's view of this run (replica.py)
         self.counted: bool  # charged to a rate-limit window in this run (Core.run sets it)
-        self.status = 0
-        self.response = b""
-        self.headers: RawHeaders = []
+        self.status = 0  # answered: `response` and `headers` are set with it
+        self.response: bytes
+        self.headers: RawHeaders
 
     def answer(self, status: int, body: bytes, headers: RawHeaders) -> None:
         self.status, self.response, self.headers = status, body, headers
