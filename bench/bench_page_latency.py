@@ -42,8 +42,19 @@ async def _receive() -> dict[str, Any]:
     return {"type": "http.request", "body": b"", "more_body": False}
 
 
+async def respond(mock: MockApp, query: bytes) -> tuple[int, bytes]:
+    """Status and body of one request through the pipeline (`MockApp.serve`, the one route)."""
+    sent: list[dict[str, Any]] = []
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+
+    await mock.serve(scope(query), _receive, send)
+    return sent[0]["status"], sent[1]["body"]
+
+
 def get(mock: MockApp, query: bytes) -> dict[str, Any]:
-    status, body, _ = asyncio.run(mock.respond(scope(query), _receive))
+    status, body = asyncio.run(respond(mock, query))
     assert status == 200, body
     return dict(orjson.loads(body))
 
@@ -54,7 +65,7 @@ def timed(mock: MockApp, query: bytes, repeats: int) -> list[float]:
         samples = []
         for _ in range(repeats):
             started = time.perf_counter()
-            await mock.respond(scope(query), _receive)
+            await respond(mock, query)
             samples.append((time.perf_counter() - started) * 1e6)
         return samples
 
@@ -81,7 +92,7 @@ def walked(mock: MockApp, start: bytes, repeats: int) -> float:
         query = start
         for _ in range(repeats):
             started = time.perf_counter()
-            status, body, _ = await mock.respond(scope(query), _receive)
+            status, body = await respond(mock, query)
             samples.append(time.perf_counter() - started)
             assert status == 200, body
             cursor = orjson.loads(body)["next_cursor"]

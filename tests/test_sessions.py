@@ -155,6 +155,27 @@ def test_the_memory_cap(api: TestClient, mock: MockApp, monkeypatch: pytest.Monk
         mock.sessions.create("c")
 
 
+def test_a_journal_is_trimmed_only_after_it_gained_entries(
+        api: TestClient, mock: MockApp, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`Sessions.resolve` walks the held memory (to trim a session's journal past the cap)
+    only when the session's journal gained an entry since it last looked: a request of a
+    session whose journal did not grow costs no walk (and no second clock read)."""
+    sessions = mock.sessions
+    monkeypatch.setattr(sessions, "memory_check_interval", 0)
+    api.post("/__mock__/sessions", json={"name": "t"})
+    walks = []
+    held = sessions.held_bytes
+    monkeypatch.setattr(sessions, "held_bytes", lambda: walks.append(1) or held())
+    for _ in range(3):
+        sessions.resolve("t")
+    assert walks == []
+    assert api.get("/sessions/t/v1/models", headers=auth()).status_code == 200  # one entry
+    assert walks == []  # resolved before its entry was kept
+    sessions.resolve("t")
+    sessions.resolve("t")
+    assert len(walks) == 1
+
+
 def test_snapshots_fork_and_reset_returns_to_the_snapshot(api: TestClient) -> None:
     api.post("/__mock__/sessions", json={"name": "setup"})
     api.post(f"/sessions/setup/v1/tickets/{TICKET}/resolve")

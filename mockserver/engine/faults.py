@@ -6,6 +6,10 @@ A rule matches by method (any when omitted) and path: exact (`/v1/agents`), a te
 or drops the connection (`drop`). `count` limits how many requests it hits (None: until
 cleared); `probability` makes it hit only a fraction of matching requests (seeded, so runs
 repeat). Rules are tried in the order they were added; the first that fires wins.
+
+Each kind of fault is an `Effect` (`Delay`, `Status`, `Drop`): a fired rule's `effect()`
+owns what it does to the request (waits, answers in the core's place, sends), and the
+pipeline's fault layer (layers.py) only calls it. A new kind is a new `Effect` here.
 """
 
 from __future__ import annotations
@@ -19,11 +23,11 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+import anyio
 import orjson
-from starlette.responses import Response
-from starlette.types import Receive, Scope, Send
+from starlette.types import Send
 
-__all__ = ["ConnectionDropped", "DropResponse", "FaultRule", "Faults", "fault_response",
+__all__ = ["ConnectionDropped", "Delay", "Drop", "Effect", "FaultRule", "Faults", "Status",
            "fault_target_problem"]
 
 
@@ -43,13 +47,71 @@ _quiet = _QuietDrops()
 logging.getLogger("uvicorn.error").addFilter(_quiet)
 
 
-class DropResponse(Response):
-    def __init__(self) -> None:
-        super().__init__(b"", status_code=200)
+RawHeaders = list[tuple[bytes, bytes]]
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        # Start a response that promises a body, then fail: uvicorn closes the transport and the
-        # client gets "server disconnected without sending a complete response".
+
+class Effect:
+    """What a fired rule does to the request it hits: one kind of fault. The pipeline's
+    fault layer (layers.py) waits `wait()`, takes `answer()` instead of the core's answer
+    (None: the core answers) and sends through `send`."""
+
+    __slots__ = ("rule",)
+
+    def __init__(self, rule: FaultRule) -> None:
+        self.rule = rule
+
+    async def wait(self) -> None:
+        """A rule's `delay_ms`, before anything is answered."""
+        if self.rule.delay_ms:
+            await anyio.sleep(self.rule.delay_ms / 1000)
+
+    def answer(self) -> tuple[int, bytes, RawHeaders] | None:
+        return None
+
+    async def send(self, status: int, body: bytes, headers: RawHeaders, send: Send) -> None:
+        await send({"type": "http.response.start", "status": status, "headers": headers})
+        await send({"type": "http.response.body", "body": body})
+
+
+class Delay(Effect):
+    """A rule with only `delay_ms`: the request waits, then is answered as usual."""
+
+    __slots__ = ()
+
+
+class Status(Effect):
+    """A rule with a `status`: answered `{"error": ...}` with it (and the rule's headers;
+    `Retry-After: 1` on a 429 unless given), never self-checked: injected on purpose."""
+
+    __slots__ = ()
+
+    def answer(self) -> tuple[int, bytes, RawHeaders] | None:
+        rule = self.rule
+        assert rule.status is not None
+        message = rule.error or f"injected fault: {rule.describe()} answered {rule.status}"
+        body = orjson.dumps({"error": message})
+        headers = dict(rule.headers)
+        if rule.status == 429:
+            headers.setdefault("Retry-After", "1")
+        raw = [(k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in headers.items()]
+        raw.append((b"content-length", str(len(body)).encode()))
+        if all(name != b"content-type" for name, _ in raw):  # the rule's own kept
+            raw.append((b"content-type", b"application/json"))
+        return rule.status, body, raw
+
+
+class Drop(Effect):
+    """A rule with `drop`: the connection is lost mid-response (journaled as a 200 without a
+    body: the status the response started with)."""
+
+    __slots__ = ()
+
+    def answer(self) -> tuple[int, bytes, RawHeaders] | None:
+        return 200, b"", [(b"content-length", b"0")]
+
+    async def send(self, status: int, body: bytes, headers: RawHeaders, send: Send) -> None:
+        # Start a response that promises a body, then fail: uvicorn closes the transport and
+        # the client gets "server disconnected without sending a complete response".
         await send({"type": "http.response.start", "status": 200,
                     "headers": [(b"content-type", b"application/json"),
                                 (b"content-length", b"1000")]})
@@ -133,6 +195,14 @@ class FaultRule:
         what = "drop" if self.drop else (f"status {self.status}" if self.status else "delay")
         return f"fault #{self.id} ({what})"
 
+    def effect(self) -> Effect:
+        """What firing this rule does to a request (its kind: drop, status or delay)."""
+        if self.drop:
+            return Drop(self)
+        if self.status is not None:
+            return Status(self)
+        return Delay(self)
+
 
 class Faults:
     """The active fault rules. `rules` is empty when idle: the pipeline checks only that."""
@@ -210,16 +280,6 @@ class Faults:
                     self.rules = [r for r in self.rules if r is not rule]
                 return rule
         return None
-
-
-def fault_response(rule: FaultRule) -> Response:
-    assert rule.status is not None
-    message = rule.error or f"injected fault: {rule.describe()} answered {rule.status}"
-    headers = dict(rule.headers)
-    if rule.status == 429:
-        headers.setdefault("Retry-After", "1")
-    return Response(orjson.dumps({"error": message}), status_code=rule.status, headers=headers,
-                    media_type="application/json")
 
 
 # -- a rule that can match: checked where it is made (decision U2) -----------------------------

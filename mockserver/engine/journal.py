@@ -25,7 +25,7 @@ import orjson
 from .auth import redact
 from .clock import format_timestamp
 
-__all__ = ["Journal", "JournalEntry", "header_size", "redact_header"]
+__all__ = ["Journal", "JournalEntry", "Observed", "header_size", "redact_header"]
 
 # Headers whose values are credentials: shown redacted, never verbatim.
 _SECRET_HEADERS = {"authorization", "x-mock-control-token", "cookie", "proxy-authorization"}
@@ -57,6 +57,25 @@ def _body(raw: bytes | None, size: int = 0) -> Any:
         return orjson.loads(raw)
     except orjson.JSONDecodeError:
         return raw.decode("utf-8", "replace")
+
+
+class Observed(NamedTuple):
+    """One request as the pipeline hands it to the journal: `Journal.record`'s arguments by
+    name, in its order (`journal.record(*observed)`; a shared journal encodes the same)."""
+
+    time_ms: int  # the mock clock when the request arrived
+    method: str
+    path: str
+    query_string: bytes
+    raw_headers: Sequence[tuple[bytes, bytes]]
+    body: bytes | None  # None: not a body method, or its body could not be read
+    status: int
+    response_body: bytes | None
+    latency_ms: float
+    operation_id: str | None
+    fault: str | None
+    ignored_params: tuple[str, ...] = ()
+    header_bytes: int | None = None  # the request headers' bytes, when already counted
 
 
 class JournalEntry(NamedTuple):
@@ -134,11 +153,6 @@ class JournalEntry(NamedTuple):
             **({"variations": list(self.variations)} if self.variations else {}),
         }
 
-    def kept_bytes(self) -> int:
-        """What the entry holds on to, roughly (bodies, headers, query, a fixed overhead)."""
-        return (len(self.body or b"") + len(self.response_body or b"") + len(self.query_string)
-                + header_size(self.raw_headers) + _ENTRY_OVERHEAD)
-
 
 _new_entry = tuple.__new__  # a JournalEntry from all its fields in order, without keywords
 
@@ -168,6 +182,7 @@ class Journal:
         self._entries: deque[tuple[JournalEntry, int]] = deque()  # and its kept bytes
         self._bytes = 0
         self.dropped = 0  # entries that fell off (either bound) since the last clear
+        self.recorded = 0  # the last entry's `seq`: it moves whenever an entry is added
         self._last_response: bytes | None = None
         self._seq = itertools.count(1)
         self._lock = threading.Lock()
@@ -177,39 +192,35 @@ class Journal:
                response_body: bytes | None, latency_ms: float, operation_id: str | None,
                fault: str | None, ignored_params: tuple[str, ...] = (),
                header_bytes: int | None = None, variations: tuple[int, ...] = ()) -> None:
-        """Keep one request (the `JournalEntry` fields but `seq` and what is filled in here);
-        `header_bytes` is the request headers' size when the caller has it already. Called on
-        every request: positional arguments, one entry made, nothing else (`kept_bodies` and
-        `JournalEntry.kept_bytes`, inlined)."""
+        """Keep one request (the `JournalEntry` fields but `seq` and what is filled in here,
+        an `Observed` spread); `header_bytes` is the request headers' size when the caller
+        has it already; `variations`, the robustness plan's items that varied the answer.
+        Called on every request: positional arguments, one entry made."""
         truncated: tuple[str, ...] = ()
         body_size = response_size = 0
-        size = _ENTRY_OVERHEAD + len(query_string)
-        if body is not None:
-            if len(body) > _MAX_BODY_SHOWN:
-                body_size, body, truncated = len(body), None, ("body",)
-            else:
-                size += len(body)
+        if ((body is not None and len(body) > _MAX_BODY_SHOWN)
+                or (response_body is not None and len(response_body) > _MAX_BODY_SHOWN)):
+            body, response_body, truncated, body_size, response_size = kept_bodies(
+                body, response_body)
         if response_body is not None:
-            if len(response_body) > _MAX_BODY_SHOWN:
-                response_size, response_body = len(response_body), None
-                truncated = (*truncated, "response_body")
-            else:
-                size += len(response_body)
-                # An answer equal to the previous one (a poll) is kept once: the entry shares
-                # the bytes already kept, and the new copy is freed at once (its memory reused
-                # hot).
-                last = self._last_response  # read once: another thread may replace it
-                if response_body == last:
-                    response_body = last
+            # An answer equal to the previous one (a poll) is kept once: the entry shares the
+            # bytes already kept, and the new copy is freed at once (its memory reused hot).
+            last = self._last_response  # read once: another thread may replace it
+            if response_body == last:
+                response_body = last
         self._last_response = response_body
         # A tuple of (bytes, bytes) tuples: the garbage collector stops tracking it (a list it
         # would walk in every collection for as long as the entry is kept).
         if type(raw_headers) is not tuple:
             raw_headers = tuple(raw_headers)
-        size += header_size(raw_headers) if header_bytes is None else header_bytes
+        size = (_ENTRY_OVERHEAD + len(query_string)
+                + (header_size(raw_headers) if header_bytes is None else header_bytes)
+                + (0 if body is None else len(body))
+                + (0 if response_body is None else len(response_body)))
         with self._lock:
+            self.recorded = seq = next(self._seq)
             entry = _new_entry(JournalEntry, (
-                next(self._seq), time_ms, method, path, query_string, raw_headers, body, status,
+                seq, time_ms, method, path, query_string, raw_headers, body, status,
                 response_body, latency_ms, operation_id, fault, ignored_params, truncated,
                 body_size, response_size, int(time.time() * 1000 - latency_ms), variations))
             entries = self._entries

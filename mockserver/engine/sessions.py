@@ -29,6 +29,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from .errors import ApiError, BadRequest, Conflict, NotFound
+from .exchange import SESSION_HEADER
 from .state import MockState, Settings, StateSnapshot
 
 __all__ = ["DEFAULT_SESSION", "SESSION_HEADER", "SESSION_PREFIX", "SessionLimit", "Sessions",
@@ -36,7 +37,6 @@ __all__ = ["DEFAULT_SESSION", "SESSION_HEADER", "SESSION_PREFIX", "SessionLimit"
 
 DEFAULT_SESSION = "default"
 SESSION_PREFIX = "/sessions/"
-SESSION_HEADER = b"x-mock-session"
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 
 
@@ -113,6 +113,7 @@ class SessionInfo:
     created_at: str
     forked_from: str | None  # a snapshot's name; None: the seed
     last_used: float  # time.monotonic() of its last request
+    trimmed_at: int = 0  # its journal's `recorded` when `Sessions.resolve` last trimmed it
 
     def to_dict(self, record_bytes: int) -> dict[str, Any]:
         changes = self.state.changes
@@ -173,8 +174,12 @@ class Sessions:
                 if info is None:  # ... and deleted or expired since
                     raise NotFound(f"no session {name!r}") from None
         info.last_used = now
-        self._trim_journal(info.state)
-        return info.state
+        state = info.state
+        recorded = state.journal.recorded
+        if recorded != info.trimmed_at:  # entries added since the last look: trim, if past
+            info.trimmed_at = recorded
+            self._trim_journal(state, now)
+        return state
 
     # -- sessions -----------------------------------------------------------------------------
 
@@ -311,9 +316,11 @@ class Sessions:
             held += state.journal.kept_bytes + state.files.size
         return held
 
-    def _held_now(self) -> int:
-        """`held_bytes()`, recomputed at most every `memory_check_interval` seconds."""
-        now = time.monotonic()
+    def _held_now(self, now: float | None = None) -> int:
+        """`held_bytes()`, recomputed at most every `memory_check_interval` seconds (`now`:
+        time.monotonic(), when the caller has it already)."""
+        if now is None:
+            now = time.monotonic()
         checked_at, held = self._held
         if now - checked_at >= self.memory_check_interval:
             held = self.held_bytes()
@@ -335,12 +342,13 @@ class Sessions:
             raise memory_cap(held, self.max_change_bytes)
         self._held = (self._held[0], held + extra_bytes)  # counted until the next walk
 
-    def _trim_journal(self, state: MockState) -> None:
+    def _trim_journal(self, state: MockState, now: float) -> None:
         """Past the cap, a session's journal gives up its oldest entries (its requests keep
-        being answered): journals never hold the cap's memory for long."""
+        being answered): journals never hold the cap's memory for long. Called by `resolve`
+        only when the journal gained entries since its last call."""
         if state.replicated:
             return
-        excess = self._held_now() - self.max_change_bytes
+        excess = self._held_now(now) - self.max_change_bytes
         if excess > 0:
             freed = state.journal.drop_oldest(excess)
             self._held = (self._held[0], self._held[1] - freed)

@@ -2,9 +2,9 @@
 
 Content items are written into the session's records when the plan is set (the store's
 copy-on-write layer: the shared seed is untouched, and every read of a record agrees within
-the session); `restore` puts the records back. Every other item acts on answers: the served
-application (standalone/server.py) hands an API request of a varied session to `serve`,
-which counts the operation's calls, answers an answer item's call itself (a documented error,
+the session); `restore` puts the records back. Every other item acts on answers: the
+pipeline (engine/app.py `MockApp.serve`) hands an API request of a varied in-memory session to
+`serve`, its variation layer around the core, which counts the operation's calls, answers an answer item's call itself (a documented error,
 a 429, a 5xx, a delay, a dropped connection), rewrites a page, adds the extra fields of the
 records in the body, proves the answer valid with the self-check (the extra fields, and only
 those, stripped first), journals it with the indexes of the items that varied it, and sends it.
@@ -22,15 +22,12 @@ from urllib.parse import parse_qsl, urlencode
 
 import anyio
 import orjson
-from starlette.requests import ClientDisconnect
-from starlette.types import Receive, Scope, Send
 
 from ..data.tables import TABLES
-from ..engine.app import MockApp, _json_headers
-from ..engine.faults import DropResponse
-from ..engine.requestlog import REQUEST_LOGGER, log_request
+from ..engine.app import MockApp
+from ..engine.exchange import Exchange, json_headers
+from ..engine.faults import Drop, FaultRule
 from ..engine.selfcheck import SelfCheck
-from ..engine.state import MockState
 from ..engine.store import Store
 from .catalogue import Catalogue
 from .plan import describe
@@ -42,6 +39,7 @@ __all__ = ["EMPTY_PAGE_CURSOR", "Variations"]
 EMPTY_PAGE_CURSOR = "robust-empty-last-page"
 RawHeaders = list[tuple[bytes, bytes]]
 _checkers: dict[int, SelfCheck] = {}
+_DROP = Drop(FaultRule(id=0, drop=True))  # a drop item's effect: the connection lost mid-answer
 
 
 def _checker(mock: MockApp) -> SelfCheck:
@@ -146,45 +144,41 @@ class Variations:
                 return index, item
         return None, None
 
-    async def serve(self, mock: MockApp, scope: Scope, receive: Receive, send: Send) -> None:
-        """Answer one API request of the varied session (see the module docstring)."""
-        started = time.perf_counter()
-        state: MockState = scope.get("mock.state") or mock.state
-        found = mock.router.match(scope["path"])
-        operation = found[0].get(scope["method"]) if found is not None else None
+    async def serve(self, mock: MockApp, ex: Exchange) -> None:
+        """Answer one API request of the varied session: the pipeline's variation layer
+        (app.py `MockApp.serve` hands a varied in-memory state's request here; see the module
+        docstring). Fault rules fire first, as without a plan."""
+        layers = mock.layers
+        if ex.state.faults.rules:
+            await layers.fault(ex)
+            if ex.effect is not None and layers.injected(ex):
+                self._journal(mock, ex, [])
+                return
+        mock.core.name_operation(ex)
+        operation = ex.operation
         if operation is None:  # not an operation: the mock's own 404/405
-            await mock(scope, receive, send)
+            mock.core.answer(ex)
+            self._journal(mock, ex, [])
             return
-        op_id = operation.operation_id
-        index, item = self._answer_item(op_id)
+        index, item = self._answer_item(operation.operation_id)
         varied: list[int] = []
-        dropped = False
         if item is not None and item["kind"] == "slow":
             await anyio.sleep(item["delay_ms"] / 1000)
             varied.append(index)  # type: ignore[arg-type]
             item = None
         if item is not None:
-            scope["mock.operation"] = op_id
             varied.append(index)  # type: ignore[arg-type]
-            if scope["method"] in ("POST", "PUT", "PATCH", "DELETE"):
-                await mock._take_body(scope, receive)
-            dropped = item["kind"] == "drop"
             try:
-                status, body, headers = self._injected(mock, operation, item)
+                ex.answer(*self._injected(mock, operation, item))
+                if item["kind"] == "drop":
+                    ex.effect = _DROP  # half an answer, as a dropped-connection fault sends
             except Exception as exc:  # the self-check refused it (a bug of ours): 500
-                status, body, headers = mock._failed(scope, exc)
-                dropped = False
+                mock.core.failed(ex, exc, "varying")
         else:
-            status, body, headers = await self._varied(mock, state, scope, receive, operation,
-                                                       varied)
+            self._varied(mock, ex, operation, varied)
         with self._lock:
             self.applied.update(varied)
-        self._journal(mock, state, scope, started, status, body, varied)
-        if dropped:
-            await DropResponse()(scope, receive, send)
-            return
-        await send({"type": "http.response.start", "status": status, "headers": headers})
-        await send({"type": "http.response.body", "body": body})
+        self._journal(mock, ex, varied)
 
     def _injected(self, mock: MockApp, operation: Any,
                   item: dict[str, Any]) -> tuple[int, bytes, RawHeaders]:
@@ -192,7 +186,7 @@ class Variations:
         which the document does not list: decision V3)."""
         kind = item["kind"]
         if kind == "drop":
-            return 200, b"", []
+            return 200, b"", [(b"content-length", b"0")]
         if kind == "rate-limit":
             status, extra = 429, {"Retry-After": str(item["retry_after"])}
             message = f"Rate limit exceeded; retry after {item['retry_after']} seconds"
@@ -205,17 +199,16 @@ class Variations:
                        and isinstance(example.get("error"), str)
                        else f"service unavailable ({status}); retry")
         body = orjson.dumps({"error": message})
-        headers = _json_headers(body, extra)
+        headers = json_headers(body, extra)
         if status < 500:
             _checker(mock).check(operation, status, body, {k: v for k, v in extra.items()})
         return status, body, headers
 
-    async def _varied(self, mock: MockApp, state: MockState, scope: Scope, receive: Receive,
-                      operation: Any, varied: list[int]) -> tuple[int, bytes, RawHeaders]:
-        """The mock's answer with the paging and content items applied, self-checked."""
+    def _varied(self, mock: MockApp, ex: Exchange, operation: Any, varied: list[int]) -> None:
+        """The core's answer with the paging and content items applied, self-checked."""
         op_id = operation.operation_id
         paging = self.paging.get(op_id, {})
-        original_query = scope.get("query_string", b"")
+        original_query = ex.query_string
         empty_page = False
         if paging:
             query = parse_qsl(original_query.decode("latin-1"), keep_blank_values=True)
@@ -225,19 +218,17 @@ class Variations:
             if "page-of-one" in paging:
                 query = [(k, v) for k, v in query if k != "limit"] + [("limit", "1")]
                 varied.append(paging["page-of-one"])
-            scope["query_string"] = urlencode(query).encode("latin-1")
+            ex.query_string = urlencode(query).encode("latin-1")
         try:
-            status, body, headers = await mock.respond(scope, receive, state)
-            if 200 <= status < 300 and body[:1] == b"{":
-                body, headers = self._rewrite(mock, operation, status, body, headers, paging,
-                                              empty_page, varied)
-        except (ClientDisconnect, anyio.get_cancelled_exc_class()):
-            raise
-        except Exception as exc:  # a bug, or a varied answer the self-check refused
-            status, body, headers = mock._failed(scope, exc)
+            mock.core.answer(ex)
+            if 200 <= ex.status < 300 and ex.response[:1] == b"{":
+                body, headers = self._rewrite(mock, operation, ex.status, ex.response,
+                                              ex.headers, paging, empty_page, varied)
+                ex.answer(ex.status, body, headers)
+        except Exception as exc:  # a varied answer the self-check refused (a bug of ours)
+            mock.core.failed(ex, exc, "varying")
         finally:
-            scope["query_string"] = original_query
-        return status, body, headers
+            ex.query_string = original_query  # the journal shows what the client sent
 
     def _rewrite(self, mock: MockApp, operation: Any, status: int, body: bytes,
                  headers: RawHeaders, paging: dict[str, int], empty_page: bool,
@@ -264,7 +255,7 @@ class Variations:
         checked = final if not added else orjson.dumps(payload)
         _checker(mock).check(operation, status, checked,
                              {k.decode("latin-1"): v.decode("latin-1") for k, v in headers})
-        return final, _json_headers(final)
+        return final, json_headers(final)
 
     def _walk(self, node: Any, added: list[tuple[dict[str, Any], str]],
               varied: list[int]) -> None:
@@ -290,22 +281,17 @@ class Variations:
                     node[item["field"]] = item["value"]
                     added.append((node, item["field"]))
 
-    def _journal(self, mock: MockApp, state: MockState, scope: Scope, started: float,
-                 status: int, body: bytes, varied: list[int]) -> None:
-        latency_ms = (time.perf_counter() - started) * 1000
-        if state.journal.enabled:
-            state.record_request(
-                state.clock.now_ms(), scope["method"], scope["path"],
-                scope.get("query_string", b""), scope.get("headers", ()), scope.get("mock.body"),
-                status, body, latency_ms, scope.get("mock.operation"), None,
-                scope.get("mock.ignored") or (), scope.get("mock.header_bytes"),
-                tuple(sorted(set(varied))))
-        if mock.config.request_log and REQUEST_LOGGER.isEnabledFor(20):
-            authorization = next((v.decode("latin-1") for k, v in scope.get("headers", ())
-                                  if k == b"authorization"), None)
-            fault = ("variations " + ", ".join(map(str, sorted(set(varied))))) if varied else None
-            log_request(scope["method"], scope["path"], status, latency_ms, authorization,
-                        fault=fault)
+    def _journal(self, mock: MockApp, ex: Exchange, varied: list[int]) -> None:
+        """The journal entry (with the indexes of the items that varied the answer) and the
+        request-log line, as the pipeline's after layer writes them."""
+        latency_ms = (time.perf_counter() - ex.started) * 1000
+        entry = mock.layers.observed(ex, latency_ms)
+        if entry is not None:
+            ex.state.record_request(*entry, tuple(sorted(set(varied))))
+        if mock.config.request_log:
+            if varied and ex.fault is None:  # the log line names the items
+                ex.fault = "variations " + ", ".join(map(str, sorted(set(varied))))
+            mock.layers.log(ex, latency_ms)
 
 
 def describe_plan(plan: Sequence[dict[str, Any]]) -> str:

@@ -21,9 +21,9 @@ from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
 from ..data.fixtures import FixtureError, load_dataset
-from ..engine.app import decode_body
 from ..engine.clock import parse_clock
 from ..engine.errors import ApiError, BadRequest, Forbidden, NotFound, PayloadTooLarge
+from ..engine.exchange import decode_body
 from ..engine.requestlog import printable
 from ..engine.responses import error_response, json_response
 from ..engine.sessions import DEFAULT_SESSION

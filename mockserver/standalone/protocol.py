@@ -27,7 +27,7 @@ import httptools
 import orjson
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
-from ..engine.app import MAX_HEADER_BYTES
+from ..engine.exchange import MAX_HEADER_BYTES
 
 __all__ = ["MAX_HEADERS", "MAX_HEAD_BYTES", "MAX_URL_BYTES", "GuardedHttpToolsProtocol"]
 

@@ -12,13 +12,14 @@ from starlette.responses import Response
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
-from ..engine.app import Config, MockApp, _header, _json_headers, scan_headers
+from ..engine.app import Config, MockApp
 from ..engine.errors import (
     ApiError,
     MethodNotAllowed,
     NotFound,
     PayloadTooLarge,
 )
+from ..engine.exchange import Scanned, header, json_headers, scan_headers
 from ..engine.responses import error_body, error_response
 from ..engine.sessions import SESSION_PREFIX, split_session_path
 from ..engine.state import MockState
@@ -41,14 +42,16 @@ class Application:
             # A session named by the path prefix (stripped here) or the header.
             path = scope["path"]
             name = None
+            scanned: Scanned | None = None
             if path.startswith(SESSION_PREFIX):
                 found = split_session_path(path)
                 if found is not None:
                     name, path = found
                     scope["path"] = path or "/"
                     scope["mock.prefix"] = f"{SESSION_PREFIX}{name}"
-            else:  # the pass that also reads what the pipeline needs (mock.headers)
-                name = scan_headers(scope)[3]
+            else:  # the pass that also reads what the pipeline needs (handed to it)
+                scanned = scan_headers(scope)
+                name = scanned[3]
             if name is not None:
                 try:
                     if self.mock.state.replicated:  # a look-up in Redis: off the event loop
@@ -58,25 +61,21 @@ class Application:
                 except ApiError as error:
                     body = error_body(error)
                     await send({"type": "http.response.start", "status": error.status_code,
-                                "headers": _json_headers(body)})
+                                "headers": json_headers(body)})
                     await send({"type": "http.response.body", "body": body})
                     return
             if path.startswith("/v1"):
-                varied = (scope.get("mock.state") or self.mock.state).variations
-                if varied is not None:  # robustness mode (mockserver/robust/runtime.py)
-                    await varied.serve(self.mock, scope, receive, send)
-                    return
-                await self.mock(scope, receive, send)
+                await self.mock.serve(scope, receive, send, scanned)
                 return
             # The other routes' bodies (control API, storage) refused on their declared size
             # before a byte is read; what is streamed past it, by the routes as they read.
             limit = (MAX_UPLOAD_BYTES if path.startswith("/__storage__/upload/")
                      else self.mock.config.max_body_bytes)
-            declared = _header(scope, b"content-length")
+            declared = header(scope, b"content-length")
             if declared is not None and declared.isdigit() and int(declared) > limit:
                 body = error_body(PayloadTooLarge(f"request body is larger than {limit} bytes"))
                 await send({"type": "http.response.start", "status": 413,
-                            "headers": _json_headers(body)})
+                            "headers": json_headers(body)})
                 await send({"type": "http.response.body", "body": body})
                 return
         await self.starlette(scope, receive, send)
@@ -84,7 +83,7 @@ class Application:
 
     async def _shared_session(self, name: str, scope: Scope) -> MockState:
         """A session of a shared mock: as materialised on this worker, else looked up in
-        Redis in one of the worker's threads (replication/: the event loop never waits)."""
+        Redis in one of the worker's threads (shared.py: the event loop never waits)."""
         sessions: Any = self.mock.sessions
         found: MockState | None = sessions.materialised(name)
         if found is not None:

@@ -13,7 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from starlette.testclient import TestClient
 
-from mockserver.engine.app import MAX_HEADER_BYTES, Config, MockApp
+from mockserver.engine.app import Config, MockApp
+from mockserver.engine.exchange import MAX_HEADER_BYTES
 from mockserver.standalone.server import create_app
 
 WS = "ws_harborview"
@@ -406,8 +407,8 @@ def test_a_raw_query_string_is_validated_as_its_parsed_items(
     """`query_string` (the pipeline's: parts remembered whole) accepts and refuses exactly as
     `query` over `parse_query`'s items, the same values or the same message, however often
     the same parts come back (run twice: the second from memory)."""
-    from mockserver.engine.app import parse_query
     from mockserver.engine.errors import BadRequest
+    from mockserver.engine.exchange import parse_query
 
     raw = "&".join(f"{n}={v}" if with_sign else n for n, v, with_sign in parts).encode()
     validator = session_mock.validators["listConversations"]

@@ -1,0 +1,194 @@
+"""One API request as the pipeline carries it: the `Exchange`, built once per request.
+
+It holds what the steps find out about the request (the state it addresses, its headers' one
+pass, its body or why that could not be read, its operation and raw path parameters, the
+unknown query parameters it carried, the fault that hit it, a shared state's view) and what
+is answered (status, body, headers). The core (core.py) and the layers around it
+(layers.py, replica.py) read and fill it; nothing of it travels in the ASGI scope.
+
+Also here: the raw ASGI helpers the pipeline and the standalone server share (the one header
+pass, one header, JSON headers, the query split, reading and decoding a request body).
+"""
+
+from __future__ import annotations
+
+import zlib
+from typing import TYPE_CHECKING, Any
+from urllib.parse import parse_qsl
+
+from starlette.requests import ClientDisconnect
+from starlette.types import Receive, Scope
+
+from .errors import BadRequest, PayloadTooLarge, UnsupportedMediaType
+
+if TYPE_CHECKING:
+    from ..openapi.spec import Operation
+    from .faults import Effect
+    from .state import MockState
+
+__all__ = ["MAX_HEADER_BYTES", "Exchange", "RawHeaders", "decode_body", "header",
+           "json_headers", "parse_query", "read_body", "scan_headers"]
+
+RawHeaders = list[tuple[bytes, bytes]]
+Scanned = tuple[str | None, str | None, int, str | None, int]
+MAX_HEADER_BYTES = 16_384  # inferred: common server limits are 8-16 KiB
+_JSON = (b"content-type", b"application/json")
+SESSION_HEADER = b"x-mock-session"  # names a request's session (sessions.py)
+
+
+class Exchange:
+    """One request and its answer (see the module docstring). `status` is 0 until answered."""
+
+    __slots__ = ("authorization", "body", "body_error", "counted", "effect", "fault",
+                 "header_bytes", "header_size", "headers", "ignored", "method", "operation",
+                 "path", "prefer", "query_string", "raw_path", "response", "scope", "started",
+                 "state", "status", "view")
+
+    def __init__(self, scope: Scope, state: MockState, started: float,
+                 scanned: Scanned | None = None) -> None:
+        self.scope = scope
+        self.state = state
+        self.started = started  # time.perf_counter() when it came (latency)
+        self.method: str = scope["method"]
+        self.path: str = scope["path"]
+        self.query_string: bytes = scope.get("query_string", b"")
+        (self.authorization, self.prefer, self.header_size, _,
+         self.header_bytes) = scanned or scan_headers(scope)
+        self.body: bytes | None = None  # read before the pipeline runs (body methods)
+        self.body_error: Exception | None = None  # why it could not be read (413, ...)
+        self.operation: Operation | None = None  # once routed
+        self.raw_path: dict[str, str]  # once routed
+        self.ignored: tuple[str, ...] | None = None  # once validated
+        self.effect: Effect | None = None  # the fault that hit it (faults.py)
+        self.fault: str | None = None  # and its description (journal, request log)
+        self.view: Any = None  # a shared state's view of this run (replica.py)
+        self.counted: bool  # charged to a rate-limit window in this run (Core.run sets it)
+        self.status = 0  # answered: `response` and `headers` are set with it
+        self.response: bytes
+        self.headers: RawHeaders
+
+    def answer(self, status: int, body: bytes, headers: RawHeaders) -> None:
+        self.status, self.response, self.headers = status, body, headers
+
+    def read_body(self) -> bytes:
+        """The request body `read_body` read, or the error reading it raised (raised here,
+        where a step uses the body: a refusal before that is answered as if it were unread)."""
+        if self.body is None:
+            if self.body_error is None:
+                raise RuntimeError("the request body was not read (exchange.read_body)")
+            raise self.body_error
+        return self.body
+
+
+def scan_headers(scope: Scope) -> Scanned:
+    """The one pass over the raw ASGI header list a request needs: its first `Authorization`
+    and `Prefer`, its size as the pipeline limits it to MAX_HEADER_BYTES (names, values and
+    4 bytes a line: uvicorn's httptools parser sets no limit of its own), its first
+    `X-Mock-Session` (the served `Application` reads the session from it) and the bytes of
+    its names and values (what the journal counts)."""
+    headers = scope["headers"]
+    authorization = prefer = session = None
+    size = 0
+    for key, value in headers:
+        size += len(key) + len(value)
+        if key == b"authorization":
+            if authorization is None:
+                authorization = value
+        elif key == b"prefer":
+            if prefer is None:
+                prefer = value
+        elif key == SESSION_HEADER and session is None:
+            session = value
+    return (None if authorization is None else authorization.decode("latin-1"),
+            None if prefer is None else prefer.decode("latin-1"),
+            size + 4 * len(headers),
+            None if session is None else session.decode("latin-1"),
+            size)
+
+
+def header(scope: Scope, name: bytes) -> str | None:
+    """One request header from the raw ASGI list (names arrive lower-cased)."""
+    for key, value in scope["headers"]:
+        if key == name:
+            return value.decode("latin-1")
+    return None
+
+
+def json_headers(body: bytes, extra: dict[str, str] | None = None) -> RawHeaders:
+    headers = [_JSON, (b"content-length", str(len(body)).encode())]
+    if extra:
+        headers += [(k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in extra.items()]
+    return headers
+
+
+def parse_query(query_string: bytes) -> list[tuple[str, str]]:
+    """Query items in order, repeats kept. The common case (nothing escaped) skips parse_qsl."""
+    if not query_string:
+        return []
+    text = query_string.decode("latin-1")
+    if "%" in text or "+" in text:
+        return parse_qsl(query_string.decode("utf-8", "replace"), keep_blank_values=True)
+    items = []
+    for part in text.split("&"):
+        if part:
+            name, _, value = part.partition("=")
+            items.append((name, value))
+    return items
+
+
+def decode_body(body: bytes, encoding: str, limit: int) -> bytes:
+    """A request body sent with `Content-Encoding`: identity as it is, gzip and deflate
+    decoded (413 when the decoded body passes `limit`: no decompression bomb is held), any
+    other coding refused with 415 naming it."""
+    name = encoding.strip().lower()
+    if name in ("", "identity"):
+        return body
+    if name not in ("gzip", "x-gzip", "deflate"):
+        raise UnsupportedMediaType(f"header 'Content-Encoding': {encoding.strip()!r} is not "
+                                   "supported; send identity, gzip or deflate")
+    # wbits: 16+ reads a gzip member, a plain deflate stream is zlib-wrapped (RFC 9110 8.4.1.2)
+    decoder = zlib.decompressobj(16 + zlib.MAX_WBITS if "gzip" in name else zlib.MAX_WBITS)
+    try:
+        decoded = decoder.decompress(body, limit + 1)
+        complete = decoder.eof
+    except zlib.error:
+        complete = False
+        decoded = b""
+    if len(decoded) > limit:
+        raise PayloadTooLarge(f"request body is larger than {limit} bytes once decoded")
+    if not complete:
+        raise BadRequest(f"header 'Content-Encoding': the body is not valid {name} data")
+    return decoded
+
+
+async def read_body(ex: Exchange, receive: Receive, limit: int) -> None:
+    """Read the request body before the pipeline runs (`ex.body`), refused with 413 past
+    `limit` (declared or streamed), or keep why it could not be read (`ex.body_error`: 413,
+    a disconnect ...), raised by `Exchange.read_body` where a step uses the body."""
+    try:
+        declared = header(ex.scope, b"content-length")
+        if declared is not None:
+            if not declared.isdigit():
+                raise BadRequest("header 'Content-Length': not a number")
+            if int(declared) > limit:
+                raise PayloadTooLarge(f"request body is larger than {limit} bytes")
+        chunks = []
+        size = 0
+        more = True
+        while more:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                raise ClientDisconnect()
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size > limit:
+                raise PayloadTooLarge(f"request body is larger than {limit} bytes")
+            chunks.append(chunk)
+            more = message.get("more_body", False)
+        body = b"".join(chunks)
+        encoding = header(ex.scope, b"content-encoding")
+        if encoding is not None and body:
+            body = decode_body(body, encoding, limit)
+        ex.body = body
+    except Exception as exc:
+        ex.body_error = exc
