@@ -118,7 +118,7 @@ class RedisRateLimiter:
 class RedisJournal:
     """The request journal as a Redis list that every worker records into, bounded as in
     memory by its number of entries (`--journal-size`) and by the bytes they keep
-    (`--journal-bytes`, counted as `JournalEntry.kept_bytes`); bodies over 64 KiB are kept as
+    (`--journal-bytes`, counted as `Journal.record` counts an entry); bodies over 64 KiB are kept as
     their size. Entries are numbered by Redis. `Journal`'s interface (journal.py), nothing
     kept in this process."""
 
@@ -157,7 +157,7 @@ class RedisJournal:
         if header_bytes is None:
             header_bytes = header_size(headers)
         size = (len(body or b"") + len(response_body or b"") + len(query_string) + header_bytes
-                + _ENTRY_OVERHEAD)  # JournalEntry.kept_bytes, as Journal.record counts it
+                + _ENTRY_OVERHEAD)  # as Journal.record counts an entry's size
         # The fields as JSON, a newline (never in orjson's output), then both bodies as they are.
         data = b"".join((orjson.dumps({
             "t": time_ms, "m": method, "p": path, "q": query_string.decode("latin-1"),

@@ -3,7 +3,7 @@
 -- oldest entries past either bound dropped (the newest is always kept), as Journal.record does
 -- in memory. `sizes` is a list beside the journal (each entry's size); `jmeta` holds `seq`
 -- (the last entry's number: numbers are consecutive, so it and the journal's length give each
--- entry's), `bytes` (kept in all) and `dropped`. `size` is JournalEntry.kept_bytes.
+-- entry's), `bytes` (kept in all) and `dropped`. `size` is the entry's size as Journal.record counts it.
 local function record(journal, sizes, jmeta, stage, size, maxlen, maxbytes)
   if not redis.call('LMOVE', stage, journal, 'RIGHT', 'RIGHT') then return end
   redis.call('DEL', stage)  -- what a broken request may have left before it
