@@ -79,4 +79,4 @@ def test_each_fault_kind_is_an_effect_that_owns_its_answer() -> None:
 def test_the_journal_record_is_named_in_journal_records_order() -> None:
     parameters = list(inspect.signature(Journal.record).parameters)[1:]
     # then `variations`, which only robustness mode's layer passes (robust/runtime.py)
-    assert list(Observed._fields) + ["variations"] == parameters
+    assert [*Observed._fields, "variations"] == parameters
