@@ -274,27 +274,27 @@ class MockApp:
         """Answer one API request: the one route (module docstring). `scanned`: the header
         pass (exchange.scan_headers) when the caller made it already; the state addressed is
         the scope's `mock.state` (a session, set by the served `Application`) or the default."""
-        ex = Exchange(scope, scope.get("mock.state") or self.state, time.perf_counter(),
-                      scanned)
+        state = scope.get("mock.state") or self.state
+        ex = Exchange(scope, state, time.perf_counter(), scanned)
         if ex.method in _BODY_METHODS:
             await read_body(ex, receive, self.config.max_body_bytes)
-        state = ex.state
-        layers = self.layers
         if state.replicated:
             await self.replica.serve(ex)  # type: ignore[union-attr]
         elif state.variations is not None:  # robustness mode's layer (robust/runtime.py)
             await state.variations.serve(self, ex)
         else:
+            layers = self.layers
             if state.faults.rules:
                 await layers.fault(ex)
             if ex.effect is None or not layers.injected(ex):
                 self.core.answer(ex)
-            if state.journal.enabled or self.config.request_log:  # after: journal, log
+            logged = self.config.request_log
+            if state.journal.enabled or logged:  # after: journal, log
                 latency_ms = (time.perf_counter() - ex.started) * 1000
                 entry = layers.observed(ex, latency_ms)
                 if entry is not None:
-                    state.record_request(*entry)
-                if self.config.request_log:
+                    state.record_request(entry)
+                if logged:
                     layers.log(ex, latency_ms)
         if ex.effect is None:
             await send({"type": "http.response.start", "status": ex.status,

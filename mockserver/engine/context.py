@@ -133,12 +133,20 @@ class Context:
         the operation's `data_schema`, from the document). The cursor is bound to the
         operation, path and query (and `bound_to`, for bodies that carry filters).
         """
-        if table is None or partition is None:
-            table, partition = self._declared_list(table, partition)
-        if order is None or descending is None:
-            stated, stated_descending = self.ordering()
-            order = stated if order is None else order
-            descending = stated_descending if descending is None else descending
+        if table is None or partition is None:  # the document's x-mock-list
+            listing = self.operation.listing
+            assert listing is not None, f"{self.operation.operation_id} declares no x-mock-list"
+            if table is None:
+                table = listing.table
+            if partition is None:
+                partition = {listing.partition: self.workspace_id if listing.of == "workspace"
+                             else self.resource["id"]}  # type: ignore[index]
+        if order is None:
+            order, stated_descending = self.ordering()
+            if descending is None:
+                descending = stated_descending
+        elif descending is None:
+            descending = self.ordering()[1]
         index = self.store.index(table, tuple(partition), tuple(order))
         fp = fingerprint(self.operation.operation_id, self.path, self.query, bound_to)
         if cursor is None:
@@ -163,19 +171,6 @@ class Context:
         if extra:
             envelope.update(extra)
         return envelope
-
-    def _declared_list(self, table: str | None,
-                       partition: dict[str, Any] | None) -> tuple[str, dict[str, Any]]:
-        """The table and partition the operation's `x-mock-list` declares, where not given."""
-        listing = self.operation.listing
-        assert listing is not None, f"{self.operation.operation_id} declares no x-mock-list"
-        if partition is None:
-            if listing.of == "resource":
-                assert self.resource is not None
-                partition = {listing.partition: self.resource["id"]}
-            else:
-                partition = {listing.partition: self.workspace_id}
-        return table or listing.table, partition
 
     def ordering(self) -> tuple[tuple[str, ...], bool]:
         """The list's sort fields and direction, from the document's `x-order`: the fields

@@ -44,6 +44,12 @@ class Exchange:
                  "path", "prefer", "query_string", "raw_path", "response", "scope", "started",
                  "state", "status", "view")
 
+    # Set once routed, once the core runs and once answered (with `status`), respectively.
+    raw_path: dict[str, str]
+    counted: bool  # charged to a rate-limit window in this run (Core.answer sets it)
+    response: bytes
+    headers: RawHeaders
+
     def __init__(self, scope: Scope, state: MockState, started: float,
                  scanned: Scanned | None = None) -> None:
         self.scope = scope
@@ -57,15 +63,11 @@ class Exchange:
         self.body: bytes | None = None  # read before the pipeline runs (body methods)
         self.body_error: Exception | None = None  # why it could not be read (413, ...)
         self.operation: Operation | None = None  # once routed
-        self.raw_path: dict[str, str]  # once routed
         self.ignored: tuple[str, ...] | None = None  # once validated
         self.effect: Effect | None = None  # the fault that hit it (faults.py)
         self.fault: str | None = None  # and its description (journal, request log)
         self.view: Any = None  # a shared state's view of this run (replica.py)
-        self.counted: bool  # charged to a rate-limit window in this run (Core.run sets it)
         self.status = 0  # answered: `response` and `headers` are set with it
-        self.response: bytes
-        self.headers: RawHeaders
 
     def answer(self, status: int, body: bytes, headers: RawHeaders) -> None:
         self.status, self.response, self.headers = status, body, headers

@@ -22,7 +22,6 @@ __all__ = ["Layers"]
 # Requests a browser makes on its own (icons, robots, well-known probes): answered, but never
 # journaled, so the inspector shows what clients sent.
 _NOISE_PREFIXES = ("/favicon", "/apple-touch-icon", "/robots.txt", "/.well-known/")
-_new = tuple.__new__  # an Observed from all its fields in order, without keywords
 
 
 class Layers:
@@ -66,11 +65,11 @@ class Layers:
         ignored = ex.ignored
         if ignored is None:
             ignored = self.core.ignored(ex)
-        return _new(Observed, (
+        return (
             state.clock.now_ms(), ex.method, ex.path, ex.query_string, ex.scope["headers"],
             ex.body, ex.status, ex.response, latency_ms,
             None if operation is None else operation.operation_id, ex.fault, ignored,
-            ex.header_bytes))
+            ex.header_bytes)
 
     def log(self, ex: Exchange, latency_ms: float) -> None:
         """The request log's line for `ex`, when its logger is on (`Config.request_log` is

@@ -124,10 +124,10 @@ class Replica:
         if view is not None and view.pending:  # a read: its round trip records the entry
             if await self.settle(ex, entry) and entry is not None:
                 # Refused in the round trip: the entry records what was answered instead.
-                entry = entry._replace(status=ex.status, response_body=ex.response)
-                await state.off_loop(state.record_request, *entry, scope=ex.scope)
+                entry = self.layers.observed(ex, latency_ms)
+                await state.off_loop(state.record_request, entry, scope=ex.scope)
         elif entry is not None:
-            await state.off_loop(state.record_request, *entry, scope=ex.scope)
+            await state.off_loop(state.record_request, entry, scope=ex.scope)
         return latency_ms
 
     def viewed(self, ex: Exchange) -> None:

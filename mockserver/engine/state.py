@@ -43,7 +43,7 @@ from .commands import (
 )
 from .errors import Conflict, Forbidden, NotFound
 from .faults import FaultRule, Faults
-from .journal import MAX_JOURNAL_BYTES, Journal
+from .journal import MAX_JOURNAL_BYTES, Journal, Observed
 from .ratelimit import RateLimiter
 from .storage import FileStore, StorageKeys
 from .store import Base, Seed, Snapshot, Store
@@ -395,9 +395,9 @@ class MockState:
 
     # -- journal ----------------------------------------------------------------------------
 
-    def record_request(self, *fields: Any) -> None:
-        """Keep one request in the journal (`Journal.record`'s arguments, in order)."""
-        self.journal.record(*fields)
+    def record_request(self, entry: Observed, variations: tuple[int, ...] = ()) -> None:
+        """Keep one request in the journal (`Journal.record`)."""
+        self.journal.record(entry, variations)
 
     def clear_journal(self) -> int:
         return self.journal.clear()

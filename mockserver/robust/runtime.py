@@ -287,7 +287,7 @@ class Variations:
         latency_ms = (time.perf_counter() - ex.started) * 1000
         entry = mock.layers.observed(ex, latency_ms)
         if entry is not None:
-            ex.state.record_request(*entry, tuple(sorted(set(varied))))
+            ex.state.record_request(entry, tuple(sorted(set(varied))))
         if mock.config.request_log:
             if varied and ex.fault is None:  # the log line names the items
                 ex.fault = "variations " + ", ".join(map(str, sorted(set(varied))))

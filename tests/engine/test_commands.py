@@ -106,7 +106,8 @@ def test_a_write_applied_elsewhere_gives_the_same_records_and_ids(dataset: Datas
 def test_reset_is_one_command_that_keeps_fault_ids_going(dataset: Dataset) -> None:
     state = MockState(dataset, Settings(frozen_clock=FROZEN))
     _busy(state)
-    state.record_request(0, "GET", "/v1/models", b"", (), None, 200, b"{}", 1.0, None, None)
+    state.record_request((0, "GET", "/v1/models", b"", (), None, 200, b"{}", 1.0, None, None,
+                          (), None))
     state.reset(seed=7)
     assert state.store.changes == 0 and not state.faults.rules and len(state.journal) == 0
     assert state.settings.seed == 7 and state.files.size == 0

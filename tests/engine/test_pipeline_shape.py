@@ -4,7 +4,6 @@ what they do; the journal's named record spreads into `Journal.record` in its or
 
 from __future__ import annotations
 
-import inspect
 from typing import Any
 
 import pytest
@@ -13,7 +12,6 @@ from starlette.testclient import TestClient
 
 from mockserver.engine.app import MockApp
 from mockserver.engine.faults import Delay, Drop, FaultRule, Status
-from mockserver.engine.journal import Journal, Observed
 
 WS = "ws_harborview"
 BOUNDARY = {"mock.state", "mock.prefix", "mock.error"}  # see ARCHITECTURE.md "One route"
@@ -74,9 +72,3 @@ def test_each_fault_kind_is_an_effect_that_owns_its_answer() -> None:
     assert FaultRule(id=2, delay_ms=5).effect().answer() is None  # the core answers
     drop = FaultRule(id=3, drop=True, status=500).effect()
     assert isinstance(drop, Drop) and drop.answer() == (200, b"", [(b"content-length", b"0")])
-
-
-def test_the_journal_record_is_named_in_journal_records_order() -> None:
-    parameters = list(inspect.signature(Journal.record).parameters)[1:]
-    # then `variations`, which only robustness mode's layer passes (robust/runtime.py)
-    assert [*Observed._fields, "variations"] == parameters

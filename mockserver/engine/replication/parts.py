@@ -7,12 +7,11 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Iterable, Iterator, MutableMapping
-from typing import Any
 
 import orjson
 
 from ..clock import Clock
-from ..journal import _ENTRY_OVERHEAD, JournalEntry, header_size, kept_bodies, select
+from ..journal import _ENTRY_OVERHEAD, JournalEntry, Observed, header_size, kept_bodies, select
 from .log import _RECORD, SharedLog, _too_many
 from .transport import StateUnavailable
 
@@ -132,10 +131,11 @@ class RedisJournal:
         # A session's entries are recorded only while it exists (_RECORD).
         self._record_keys = [*self._keys, keys["epoch"]] if shared.guarded else self._keys
 
-    def record(self, *fields: Any) -> None:
-        """`Journal.record`'s fields; sent before the answer, its reply read on the next call
+    def record(self, entry: Observed, variations: tuple[int, ...] = ()) -> None:
+        """`Journal.record` (no robustness plan varies a shared state's answers: `variations`
+        is always empty); sent before the answer, its reply read on the next call
         (SharedLog.post)."""
-        data, size = self.encode(*fields)
+        data, size = self.encode(*entry)
         # EVAL rather than EVALSHA: posted, a script cache Redis lost would lose the entry.
         try:
             keys = self._record_keys
