@@ -230,6 +230,52 @@ def test_load_fixtures_validates_before_replacing(api: TestClient, tmp_path: Pat
 
 # -- access off loopback ----------------------------------------------------------------------
 
+def test_records_are_added_factory_style_and_read_back(api: TestClient) -> None:
+    """POST /__mock__/records/{table} copies a fixture record of the workspace asked, with a new
+    id, fresh timestamps and the body's fields; the API then serves it, and GET
+    /__mock__/records/{table}/{id} reads it as stored."""
+    now = api.get("/__mock__/clock").json()["now"]
+    added = api.post("/__mock__/records/contacts", params={"workspace": "ws_alpine"},
+                     json={"first_name": "Zed"})
+    assert added.status_code == 201, added.text
+    contact = added.json()["data"]
+    assert contact["workspace_id"] == "ws_alpine" and contact["first_name"] == "Zed"
+    assert contact["created_at"] == contact["updated_at"] == now
+    assert not [k for k in contact if k.startswith("_")]
+    got = api.get(f"/v1/contacts/{contact['id']}")
+    assert got.status_code == 200 and got.json()["data"]["first_name"] == "Zed"
+    assert api.get(f"/__mock__/records/contacts/{contact['id']}").json() == {"data": contact}
+    again = api.post("/__mock__/records/contacts", json={}).json()["data"]
+    assert again["id"] != contact["id"]  # a new id each time
+
+
+def test_a_record_the_loader_would_refuse_is_refused_naming_the_field(api: TestClient) -> None:
+    before = api.get("/v1/contacts", params={"workspace_id": WS, "limit": 100}).json()["data"]
+    bad = api.post("/__mock__/records/contacts", json={"not_a_field": 1})
+    assert bad.status_code == 400 and "not_a_field" in bad.json()["error"], bad.text
+    dangling = api.post("/__mock__/records/tickets", json={"contact_id": "ph_nobody"})
+    assert dangling.status_code == 400 and "contact_id" in dangling.json()["error"], dangling.text
+    taken = api.post("/__mock__/records/contacts", json={"id": before[0]["id"]})
+    assert taken.status_code == 409 and "'id'" in taken.json()["error"], taken.text
+    unknown = api.post("/__mock__/records/nope", json={})
+    assert unknown.status_code == 404 and "contacts" in unknown.json()["error"]
+    missing = api.get("/__mock__/records/contacts/ph_nobody")
+    assert missing.status_code == 404 and "ph_nobody" in missing.json()["error"]
+    assert api.post("/__mock__/records/contacts", params={"bogus": 1}, json={}).status_code == 400
+    after = api.get("/v1/contacts", params={"workspace_id": WS, "limit": 100}).json()["data"]
+    assert after == before  # nothing written by a refusal
+
+
+def test_records_added_to_a_session_stay_in_it(api: TestClient) -> None:
+    assert api.post("/__mock__/sessions", json={"name": "rec"}).status_code == 201
+    added = api.post("/sessions/rec/__mock__/records/tickets", json={"subject": "Late check-in"})
+    assert added.status_code == 201, added.text
+    key = added.json()["data"]["id"]
+    assert api.get(f"/sessions/rec/__mock__/records/tickets/{key}").status_code == 200
+    assert api.get(f"/__mock__/records/tickets/{key}").status_code == 404
+    assert api.get(f"/v1/tickets/{key}").status_code == 404
+
+
 def test_control_needs_a_token_off_loopback() -> None:
     disabled = TestClient(create_app(Config(host="0.0.0.0")))
     response = disabled.post("/__mock__/reset")

@@ -101,24 +101,33 @@ def test_reset_between_tests_and_identities(pytester: pytest.Pytester, control: 
     result.assert_outcomes(passed=4)
 
 
-def test_add_and_the_state_in_process(pytester: pytest.Pytester) -> None:
+def test_add_and_get(pytester: pytest.Pytester, control: str) -> None:
+    """mock_api.add and mock_api.get, in the test's process and over the control API alike:
+    the same record, the same refusals, and the next test sees the fixtures only."""
     result = run(pytester, """
         import pytest
 
+        ADDED = []
+
         def test_first(mock_api):
-            with pytest.raises(ValueError, match="'name'"):
+            with pytest.raises(ValueError, match="mock_api.add\\('contacts'\\): .*'name'"):
                 mock_api.add("contacts", {"name": "not a contact field"})
+            with pytest.raises(pytest.UsageError, match="no table 'nope'; tables: .*contacts"):
+                mock_api.add("nope")
             contact = mock_api.add("contacts", {"first_name": "Zed"}, last_name="Added")
             assert contact["workspace_id"] == "ws_harborview" and contact["id"].startswith("ph")
+            with pytest.raises(ValueError, match="'id'"):
+                mock_api.add("contacts", id=contact["id"])
             client = mock_api.client()
             got = client.get(f"/v1/contacts/{contact['id']}")
             assert got.status_code == 200, got.text
             assert got.json()["data"]["first_name"] == "Zed"
             assert mock_api.get("contacts", contact["id"]) == contact
+            assert mock_api.get("contacts", "ph_nobody") is None
+            ADDED.append(contact["id"])
 
         def test_second_sees_fixtures_only(mock_api):
-            names = [c["first_name"] for c in mock_api.state.store.all("contacts")]
-            assert "Zed" not in names
+            assert mock_api.get("contacts", ADDED[0]) is None
     """)
     result.assert_outcomes(passed=2)
 
@@ -627,7 +636,7 @@ def test_what_needs_the_process_skips_over_http(pytester: pytest.Pytester) -> No
     result.assert_outcomes(skipped=5)
     for what in ("state", "mock", "journal", "transport()", "async_transport()"):
         result.stdout.fnmatch_lines([f"*mock_api.{what} needs the mock in this process; with "
-                                     "--mock-api-share-server*snapshot() work*"])
+                                     "--mock-api-share-server*get() work*"])
 
 
 def test_the_control_client_takes_its_operations_from_the_document() -> None:
@@ -677,8 +686,8 @@ def test_xdist_workers_share_one_server(pytester: pytest.Pytester) -> None:
             assert [r.status for r in mock_api.requests(path="/v1/models")] == [503]
             mock_api.clock.advance(60)
             assert mock_api.clock.now() == "2026-11-01T12:01:00.000Z"
-            with pytest.raises(pytest.skip.Exception, match="share-server"):
-                mock_api.add("tickets")
+            added = mock_api.add("tickets", subject=f"worker test {i}")
+            assert mock_api.get("tickets", added["id"])["subject"] == f"worker test {i}"
             out = tmp_path_factory.getbasetemp().parent / f"url-{i}"
             out.write_text(mock_api.base_url)
     """)

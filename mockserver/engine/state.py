@@ -20,7 +20,7 @@ import dataclasses
 import itertools
 import math
 import time
-from collections.abc import Hashable, Iterator, Mapping
+from collections.abc import Callable, Hashable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -46,7 +46,7 @@ from .faults import FaultRule, Faults
 from .journal import MAX_JOURNAL_BYTES, Journal, Observed
 from .ratelimit import RateLimiter
 from .storage import FileStore, StorageKeys
-from .store import Base, Seed, Snapshot, Store
+from .store import Base, Record, Seed, Snapshot, Store
 
 __all__ = ["KEEP", "KEY_FIELDS", "MockState", "Settings", "Shared", "StateSnapshot"]
 
@@ -411,6 +411,14 @@ class MockState:
         self.cache.put(key, version, entry)
 
     # -- uploads ----------------------------------------------------------------------------
+
+    def add_record(self, table: str, build: Callable[[Store], Record]) -> Record:
+        """Insert the record `build` makes on the store as it is (engine/records.py: its id
+        and timestamps come from the store); an error `build` raises writes nothing."""
+        store = self.store
+        with store.lock:
+            record = build(store)
+            return store.insert(table, record)
 
     def accept_upload(self, token: str, content: bytes, content_type: str,
                       keys: StorageKeys | None = None) -> str:

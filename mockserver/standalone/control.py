@@ -1,4 +1,5 @@
-"""The control API under /__mock__/: reset, journal, faults, clock, rate limits, fixtures.
+"""The control API under /__mock__/: reset, journal, faults, clock, rate limits, fixtures,
+records.
 
 Its shapes live in `spec/control-openapi.yaml` (its own document, so the API's document stays
 the API's); query parameters and bodies are validated against it with the same compiled
@@ -24,6 +25,7 @@ from ..data.fixtures import FixtureError, load_dataset
 from ..engine.clock import parse_clock
 from ..engine.errors import ApiError, BadRequest, Forbidden, NotFound, PayloadTooLarge
 from ..engine.exchange import decode_body
+from ..engine.records import add_record, get_record
 from ..engine.requestlog import printable
 from ..engine.responses import error_response, json_response
 from ..engine.sessions import DEFAULT_SESSION
@@ -378,6 +380,20 @@ def _delete_variations(mock: MockApp, request: Request, query: Any, body: Any) -
     clear_variations(mock, mock.state_for(request.scope))
 
 
+def _add_record(mock: MockApp, request: Request, query: Any, body: Any) -> dict[str, Any]:
+    record = add_record(mock.spec, mock.state_for(request.scope), request.path_params["table"],
+                        body, query.get("workspace"))
+    return {"data": record}
+
+
+def _get_record(mock: MockApp, request: Request, query: Any, body: Any) -> dict[str, Any]:
+    table, key = request.path_params["table"], request.path_params["id"]
+    record = get_record(mock.state_for(request.scope), table, key)
+    if record is None:
+        raise NotFound(f"{table} has no record {key!r}")
+    return {"data": record}
+
+
 # operationId -> endpoint; paths, methods and statuses are the document's.
 ENDPOINTS: dict[str, Endpoint] = {
     "resetMock": _reset,
@@ -391,6 +407,8 @@ ENDPOINTS: dict[str, Endpoint] = {
     "getRateLimits": _get_rate_limits,
     "setRateLimits": _set_rate_limits,
     "loadFixtures": _load_fixtures,
+    "addRecord": _add_record,
+    "getRecord": _get_record,
     "listSessions": _list_sessions,
     "createSession": _create_session,
     "getSession": _get_session,

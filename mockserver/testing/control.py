@@ -23,14 +23,14 @@ import httpx
 import pytest
 
 from ..engine.app import MockApp
-from ..engine.context import public
+from ..engine.errors import ApiError
 from ..engine.faults import FaultRule
+from ..engine.records import add_record, get_record
 from ..engine.sessions import SESSION_HEADER, SESSION_PREFIX
 from ..engine.state import MockState
 from ..standalone.control import CONTROL_HEADER, control_spec
 from .config import MockApiConfig
 from .identities import Tokens, Workspaces, mock_identities
-from .records import add_record
 from .server import Dispatch, MockApiSnapshot, MockServer, session_name
 from .transport import AsyncASGITransport, SyncASGITransport
 
@@ -216,11 +216,16 @@ class InProcessControl(Control):
                 lambda: sessions.delete_snapshot(name))
 
     def add(self, table: str, values: dict[str, Any], primary: str | None) -> dict[str, Any]:
-        return add_record(self.mock, self.state, table, values, primary)
+        try:
+            return add_record(self.mock.spec, self.state, table, values, primary)
+        except ApiError as error:
+            raise add_refused(table, error.status_code, error.message) from None
 
     def get(self, table: str, key: str) -> dict[str, Any] | None:
-        record = self.state.store.get(table, key)
-        return None if record is None else public(record)
+        try:
+            return get_record(self.state, table, key)
+        except ApiError as error:
+            raise pytest.UsageError(f"mock_api.get: {error.message}") from None
 
     def transport(self) -> httpx.BaseTransport:
         if self.dispatch is not None:
@@ -256,6 +261,15 @@ class InProcessControl(Control):
             self.mock.sessions.delete(self.state.name)
 
 
+def add_refused(table: str, status: int, message: str) -> Exception:
+    """`mock_api.add`'s refusal as a test sees it, whichever control ran it: an unknown table
+    (404) is a usage error, a record the mock refuses (400, 409) a ValueError naming the
+    field."""
+    if status == 404:
+        return pytest.UsageError(f"mock_api.add: {message}")
+    return ValueError(f"mock_api.add({table!r}): {message}")
+
+
 # -- over the control API --------------------------------------------------------------------
 
 class ControlClient:
@@ -268,8 +282,10 @@ class ControlClient:
         self._http = httpx.Client(timeout=30, headers={CONTROL_HEADER: token} if token else {})
 
     def call(self, operation_id: str, body: Any = None, *, session: str | None = None,
-             query: Mapping[str, Any] | None = None,
-             path: Mapping[str, str] | None = None) -> Any:
+             query: Mapping[str, Any] | None = None, path: Mapping[str, str] | None = None,
+             refused: Callable[[int, str], Exception | None] | None = None) -> Any:
+        """The operation's answer (its JSON, None when empty); RuntimeError for any other
+        status, unless `refused(status, error message)` gives the exception to raise."""
         operation = control_spec().by_id[operation_id]
         url = self.server + (f"{SESSION_PREFIX}{session}" if session else "")
         url += operation.path.format(**{k: urllib.parse.quote(v, safe="")
@@ -277,6 +293,14 @@ class ControlClient:
         params = {k: v for k, v in (query or {}).items() if v is not None}
         response = self._http.request(operation.method, url, json=body, params=params)
         if response.status_code != operation.success_status:
+            if refused is not None:
+                try:
+                    message = str(response.json()["error"])
+                except (ValueError, KeyError, TypeError):
+                    message = response.text
+                error = refused(response.status_code, message)
+                if error is not None:
+                    raise error
             raise RuntimeError(f"mock control {operation_id} ({operation.method} "
                                f"{response.request.url.path}): {response.status_code} "
                                f"{response.text}")
@@ -345,7 +369,8 @@ class HttpControl(Control):
     def why(self, what: str) -> str:
         return (f"mock_api.{what} needs the mock in this process; with --mock-api-share-server "
                 "(or --mock-api-container) the tests reach the mock over its control API "
-                "(clock, requests(), fault(), set_rate_limit(), reset(), snapshot() work)")
+                "(clock, requests(), fault(), set_rate_limit(), reset(), snapshot(), add(), "
+                "get() work)")
 
     @property
     def session(self) -> str:
@@ -353,6 +378,30 @@ class HttpControl(Control):
 
     def _call(self, operation_id: str, body: Any = None, **query: Any) -> Any:
         return self.client.call(operation_id, body, session=self.name, query=query)
+
+    def add(self, table: str, values: dict[str, Any], primary: str | None) -> dict[str, Any]:
+        def refused(status: int, message: str) -> Exception | None:
+            return add_refused(table, status, message) if status in (400, 404, 409) else None
+
+        found = self.client.call("addRecord", values, session=self.name,
+                                 query={"workspace": primary}, path={"table": table},
+                                 refused=refused)
+        return dict(found["data"])
+
+    def get(self, table: str, key: str) -> dict[str, Any] | None:
+        def refused(status: int, message: str) -> Exception | None:
+            if status != 404:
+                return None
+            if message.startswith("no table"):
+                return pytest.UsageError(f"mock_api.get: {message}")
+            return LookupError(message)  # no such record
+
+        try:
+            found = self.client.call("getRecord", session=self.name,
+                                     path={"table": table, "id": key}, refused=refused)
+        except LookupError:
+            return None
+        return dict(found["data"])
 
     def reset(self) -> None:
         self._call("resetMock")

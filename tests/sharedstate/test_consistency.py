@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from redis_server import RedisServer
 
-from mockserver.engine.errors import StaleRead
+from mockserver.engine.errors import Conflict, StaleRead
 from mockserver.engine.replication.log import StateUnavailable
 
 from .conftest import Workers, in_memory
@@ -118,6 +118,46 @@ def test_control_actions_act_on_every_worker(workers: Workers) -> None:
     assert node(b, first["id"]).status_code == 404
     assert create_node(b)["id"] == first["id"]
     assert b.get("/__mock__/clock").json()["now"] == "2026-11-01T12:00:00.000Z"
+
+
+def test_records_added_through_control_are_writes_of_the_one_log(workers: Workers) -> None:
+    """POST /__mock__/records on one worker, between the API's creates on another: each record
+    takes its id on the caught-up state (no two share one) and every worker reads them all."""
+    a, b = workers.add(), workers.add()
+    ids = []
+    for i in range(3):
+        added = a.post("/__mock__/records/kb_nodes", params={"workspace": HARBOR},
+                       json={"title": f"added {i}", "body": "text"})
+        assert added.status_code == 201, added.text
+        ids += [added.json()["data"]["id"], create_node(b, f"created {i}")["id"]]
+    assert len(set(ids)) == 6, ids
+    for key in ids:
+        for worker in (a, b):
+            assert worker.get(f"/__mock__/records/kb_nodes/{key}").status_code == 200, key
+            assert node(worker, key).status_code == 200, key
+
+
+def test_a_record_is_made_inside_its_own_write(workers: Workers) -> None:
+    """SharedMockState.add_record makes the record (its checks: the id free, references
+    there) inside one write of the log: when another worker appends between the check and the
+    insert, the record is made again on the caught-up state, and the check sees that write."""
+    a, b = workers.add(), workers.add()
+    state: Any = workers.mocks[0].state
+    key = "0123456789abcdef01234567"
+    raced: list[int] = []
+
+    def build(store: Any) -> dict[str, Any]:  # as engine/records.py makes one
+        if not raced:  # the first time only: worker B adds a record of that id meanwhile
+            raced.append(b.post("/__mock__/records/kb_nodes", params={"workspace": HARBOR},
+                                json={"id": key, "title": "theirs", "body": "b"}).status_code)
+        if store.get("kb_nodes", key) is not None:
+            raise Conflict(f"field 'id': kb_nodes already holds a record {key!r}")
+        return {"id": key, "workspace_id": HARBOR, "title": "mine"}
+
+    with pytest.raises(Conflict):
+        state.add_record("kb_nodes", build)
+    assert raced == [201]
+    assert node(a, key).json()["data"]["title"] == "theirs"  # not overwritten
 
 
 def test_the_journal_is_one_for_all_workers(workers: Workers) -> None:

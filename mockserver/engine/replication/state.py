@@ -27,7 +27,7 @@ from ..faults import FaultRule
 from ..journal import MAX_JOURNAL_BYTES
 from ..state import MockState, Settings, Shared
 from ..storage import StorageKeys
-from ..store import Base
+from ..store import Base, Record, Store
 from .log import SharedLog, View
 from .parts import RedisJournal, RedisRateLimiter
 from .transport import _REQUEST, OffLoop, StateUnavailable, off_loop
@@ -182,6 +182,9 @@ class SharedMockState(MockState):
             return super().take_fault(method, path)
         except StateUnavailable:
             return None  # the request itself then meets Redis's absence (503)
+
+    def add_record(self, table: str, build: Callable[[Store], Record]) -> Record:
+        return self.transaction(lambda: super(SharedMockState, self).add_record(table, build))
 
     def accept_upload(self, token: str, content: bytes, content_type: str,
                       keys: StorageKeys | None = None) -> str:
