@@ -10,11 +10,21 @@ from __future__ import annotations
 
 import math
 import threading
+from collections.abc import MutableMapping
 
 from .clock import Clock
 from .errors import TooManyRequests
 
-__all__ = ["RateLimiter"]
+__all__ = ["RateLimiter", "set_limit"]
+
+
+def set_limit(limits: MutableMapping[str, int], workspace_id: str, per_minute: int | None) -> None:
+    """Set a workspace's own limit in `limits` (a limiter's `per_workspace`, in memory or in
+    Redis); None removes it (the default applies)."""
+    if per_minute is None:
+        limits.pop(workspace_id, None)
+    else:
+        limits[workspace_id] = per_minute
 
 WINDOW_SECONDS = 60
 
@@ -38,10 +48,7 @@ class RateLimiter:
 
     def set_workspace_limit(self, workspace_id: str, per_minute: int | None) -> None:
         """A workspace's own limit (plans with higher limits); None returns it to the default."""
-        if per_minute is None:
-            self.per_workspace.pop(workspace_id, None)
-        else:
-            self.per_workspace[workspace_id] = per_minute
+        set_limit(self.per_workspace, workspace_id, per_minute)
 
     def limit_for(self, kind: str, ident: str) -> int:
         if kind == "workspace":

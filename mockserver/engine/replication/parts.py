@@ -12,6 +12,7 @@ import orjson
 
 from ..clock import Clock
 from ..journal import _ENTRY_OVERHEAD, JournalEntry, Observed, header_size, kept_bodies, select
+from ..ratelimit import set_limit
 from .log import _RECORD, SharedLog, _too_many
 from .transport import StateUnavailable
 
@@ -91,10 +92,7 @@ class RedisRateLimiter:
 
     def set_workspace_limit(self, workspace_id: str, per_minute: int | None) -> None:
         """A workspace's own limit; None returns it to the default."""
-        if per_minute is None:
-            self.per_workspace.pop(workspace_id, None)
-        else:
-            self.per_workspace[workspace_id] = per_minute
+        set_limit(self.per_workspace, workspace_id, per_minute)
 
     def limit_for(self, kind: str, ident: str) -> int:
         if kind == "workspace":
