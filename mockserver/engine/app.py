@@ -280,20 +280,21 @@ class MockApp:
             await read_body(ex, receive, self.config.max_body_bytes)
         if state.replicated:
             await self.replica.serve(ex)  # type: ignore[union-attr]
-        elif state.variations is not None:  # robustness mode's layer (robust/runtime.py)
-            await state.variations.serve(self, ex)
         else:
             layers = self.layers
             if state.faults.rules:
                 await layers.fault(ex)
             if ex.effect is None or not layers.injected(ex):
-                self.core.answer(ex)
+                if state.variations is None:
+                    self.core.answer(ex)
+                else:  # robustness mode's layer (robust/runtime.py), in the core's place
+                    await state.variations.answer(self, ex)
             logged = self.config.request_log
             if state.journal.enabled or logged:  # after: journal, log
                 latency_ms = (time.perf_counter() - ex.started) * 1000
                 entry = layers.observed(ex, latency_ms)
                 if entry is not None:
-                    state.record_request(entry)
+                    state.record_request(entry, ex.varied)
                 if logged:
                     layers.log(ex, latency_ms)
         if ex.effect is None:

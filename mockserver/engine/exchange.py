@@ -2,8 +2,8 @@
 
 It holds what the steps find out about the request (the state it addresses, its headers' one
 pass, its body or why that could not be read, its operation and raw path parameters, the
-unknown query parameters it carried, the fault that hit it, a shared state's view) and what
-is answered (status, body, headers). The core (core.py) and the layers around it
+unknown query parameters it carried, the fault that hit it, a shared state's view, the
+variations of a robustness plan) and what is answered (status, body, headers). The core (core.py) and the layers around it
 (layers.py, replica.py) read and fill it; nothing of it travels in the ASGI scope.
 
 Also here: the raw ASGI helpers the pipeline and the standalone server share (the one header
@@ -42,7 +42,7 @@ class Exchange:
     __slots__ = ("authorization", "body", "body_error", "counted", "effect", "fault",
                  "header_bytes", "header_size", "headers", "ignored", "method", "operation",
                  "path", "prefer", "query_string", "raw_path", "response", "scope", "started",
-                 "state", "status", "view")
+                 "state", "status", "varied", "view")
 
     # Set once routed, once the core runs and once answered (with `status`), respectively.
     raw_path: dict[str, str]
@@ -67,6 +67,8 @@ class Exchange:
         self.effect: Effect | None = None  # the fault that hit it (faults.py)
         self.fault: str | None = None  # and its description (journal, request log)
         self.view: Any = None  # a shared state's view of this run (replica.py)
+        # the robustness plan's items that varied the answer (robust/runtime.py: journaled)
+        self.varied: tuple[int, ...] = ()
         self.status = 0  # answered: `response` and `headers` are set with it
 
     def answer(self, status: int, body: bytes, headers: RawHeaders) -> None:

@@ -75,5 +75,8 @@ class Layers:
         """The request log's line for `ex`, when its logger is on (`Config.request_log` is
         checked by the caller)."""
         if REQUEST_LOGGER.isEnabledFor(20):  # a cached check of the logger's level
+            fault = ex.fault
+            if ex.varied and fault is None:  # a robustness plan's items name themselves
+                fault = "variations " + ", ".join(map(str, ex.varied))
             log_request(ex.method, ex.path, ex.status, latency_ms, ex.authorization,
-                        fault=ex.fault, ignored=self.core.ignored(ex))
+                        fault=fault, ignored=self.core.ignored(ex))

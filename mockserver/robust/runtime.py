@@ -3,18 +3,19 @@
 Content items are written into the session's records when the plan is set (the store's
 copy-on-write layer: the shared seed is untouched, and every read of a record agrees within
 the session); `restore` puts the records back. Every other item acts on answers: the
-pipeline (engine/app.py `MockApp.serve`) hands an API request of a varied in-memory session to
-`serve`, its variation layer around the core, which counts the operation's calls, answers an answer item's call itself (a documented error,
-a 429, a 5xx, a delay, a dropped connection), rewrites a page, adds the extra fields of the
-records in the body, proves the answer valid with the self-check (the extra fields, and only
-those, stripped first), journals it with the indexes of the items that varied it, and sends it.
+pipeline (engine/app.py `MockApp.serve`) hands an API request of a varied in-memory session
+that no fault answered to `answer`, its variation layer in the core's place, which counts the
+operation's calls, answers an answer item's call itself (a documented error, a 429, a 5xx, a
+delay, a dropped connection), rewrites a page, adds the extra fields of the records in the
+body, proves the answer valid with the self-check (the extra fields, and only those, stripped
+first) and leaves the indexes of the items that varied it in `Exchange.varied`, which the
+pipeline journals (and logs) with the answer before sending it.
 """
 
 from __future__ import annotations
 
 import itertools
 import threading
-import time
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -144,21 +145,15 @@ class Variations:
                 return index, item
         return None, None
 
-    async def serve(self, mock: MockApp, ex: Exchange) -> None:
-        """Answer one API request of the varied session: the pipeline's variation layer
-        (app.py `MockApp.serve` hands a varied in-memory state's request here; see the module
-        docstring). Fault rules fire first, as without a plan."""
-        layers = mock.layers
-        if ex.state.faults.rules:
-            await layers.fault(ex)
-            if ex.effect is not None and layers.injected(ex):
-                self._journal(mock, ex, [])
-                return
+    async def answer(self, mock: MockApp, ex: Exchange) -> None:
+        """Answer one API request of the varied session in the core's place: the pipeline's
+        variation layer (app.py `MockApp.serve` calls it for a varied in-memory state's
+        request no fault answered, and journals it after; see the module docstring). The
+        indexes of the items that varied the answer are left in `ex.varied`."""
         mock.core.name_operation(ex)
         operation = ex.operation
         if operation is None:  # not an operation: the mock's own 404/405
             mock.core.answer(ex)
-            self._journal(mock, ex, [])
             return
         index, item = self._answer_item(operation.operation_id)
         varied: list[int] = []
@@ -178,7 +173,7 @@ class Variations:
             self._varied(mock, ex, operation, varied)
         with self._lock:
             self.applied.update(varied)
-        self._journal(mock, ex, varied)
+        ex.varied = tuple(sorted(set(varied)))
 
     def _injected(self, mock: MockApp, operation: Any,
                   item: dict[str, Any]) -> tuple[int, bytes, RawHeaders]:
@@ -280,19 +275,6 @@ class Variations:
                 if item["kind"] == "extra-field" and item["field"] not in node:
                     node[item["field"]] = item["value"]
                     added.append((node, item["field"]))
-
-    def _journal(self, mock: MockApp, ex: Exchange, varied: list[int]) -> None:
-        """The journal entry (with the indexes of the items that varied the answer) and the
-        request-log line, as the pipeline's after layer writes them."""
-        latency_ms = (time.perf_counter() - ex.started) * 1000
-        entry = mock.layers.observed(ex, latency_ms)
-        if entry is not None:
-            ex.state.record_request(entry, tuple(sorted(set(varied))))
-        if mock.config.request_log:
-            if varied and ex.fault is None:  # the log line names the items
-                ex.fault = "variations " + ", ".join(map(str, sorted(set(varied))))
-            mock.layers.log(ex, latency_ms)
-
 
 def describe_plan(plan: Sequence[dict[str, Any]]) -> str:
     """A plan in words, one item a line (its index first)."""

@@ -3,6 +3,7 @@ item does to the answers of a session (self-check on: every varied answer is pro
 
 from __future__ import annotations
 
+import logging
 import time
 import uuid
 from typing import Any
@@ -96,6 +97,16 @@ def test_content_agrees_across_reads_and_the_journal_marks_it(client: TestClient
     entries = client.get("/__mock__/requests").json()["data"]
     assert [e.get("variations") for e in entries if e["path"].startswith("/v1")] == [
         None, [0], [0]]
+
+
+def test_the_request_log_names_the_items_that_varied_an_answer(
+        client: TestClient, caplog: pytest.LogCaptureFixture) -> None:
+    _null_assignee(client)
+    with caplog.at_level(logging.INFO, logger="mockserver.requests"):
+        client.get(f"/v1/tickets/{TICKET}")
+        client.get("/v1/models")
+    lines = [r.getMessage() for r in caplog.records if r.name == "mockserver.requests"]
+    assert len(lines) == 2 and "variations 0" in lines[0] and "variations" not in lines[1], lines
 
 
 def test_delete_and_reset_answer_faithfully_again(client: TestClient) -> None:
