@@ -262,8 +262,25 @@ def test_a_record_the_loader_would_refuse_is_refused_naming_the_field(api: TestC
     missing = api.get("/__mock__/records/contacts/ph_nobody")
     assert missing.status_code == 404 and "ph_nobody" in missing.json()["error"]
     assert api.post("/__mock__/records/contacts", params={"bogus": 1}, json={}).status_code == 400
+    nowhere = api.post("/__mock__/records/contacts", params={"workspace": "ws_nope"}, json={})
+    assert nowhere.status_code == 400 and "'workspace'" in nowhere.json()["error"], nowhere.text
+    # Values no schema rule stops before they are used as keys: 400 naming the field, not 500.
+    for table, fields, named in (("contacts", {"id": []}, "'id'"),
+                                 ("kb_nodes", {"is_directory": []}, "'is_directory'"),
+                                 ("roles", {"_workspace_id": ["x"]}, "'_workspace_id'")):
+        odd = api.post(f"/__mock__/records/{table}", json=fields)
+        assert odd.status_code == 400 and named in odd.json()["error"], (table, odd.text)
     after = api.get("/v1/contacts", params={"workspace_id": WS, "limit": 100}).json()["data"]
     assert after == before  # nothing written by a refusal
+
+
+def test_a_session_adds_records_within_the_sessions_memory_cap() -> None:
+    mock = MockApp(Config(max_session_memory=1, frozen_clock="2026-11-01T12:00:00Z"))
+    with TestClient(create_app(mock=mock), headers=auth()) as api:
+        assert api.post("/__mock__/sessions", json={"name": "tight"}).status_code == 201
+        full = api.post("/sessions/tight/__mock__/records/contacts", json={})
+        assert full.status_code == 507 and "error" in full.json(), full.text
+        assert api.post("/__mock__/records/contacts", json={}).status_code == 201  # default
 
 
 def test_records_added_to_a_session_stay_in_it(api: TestClient) -> None:

@@ -484,6 +484,18 @@ def test_insert_checked_refuses_what_the_loader_refuses(spec: Spec, tmp_path: Pa
     assert mock.store.get("tickets", "xd_test_good") == good
 
 
+def test_a_reference_no_schema_types_is_refused_not_crashed_on(spec: Spec,
+                                                              tmp_path: Path) -> None:
+    """An internal reference field (`_workspace_id`, no schema rule) holding a list: the
+    loader names it as a key of nothing (it raised TypeError before)."""
+    from mockserver.engine.app import MockApp
+
+    role = dict(next(iter(MockApp().store.all("roles"))))
+    (tmp_path / "roles.yaml").write_text(yaml.safe_dump([{**role, "_workspace_id": ["x"]}]))
+    with pytest.raises(FixtureError, match=r"field '_workspace_id': \['x'\] is not a key"):
+        load_dataset([default_fixtures_dir(), tmp_path], spec=spec)
+
+
 def test_whole_table_checks_name_the_record_the_per_record_checks_name_first(
     spec: Spec,
 ) -> None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import gc
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -261,14 +261,16 @@ class RecordCheck:
             target_rows = tables.get(target, {})
             for key, record in rows.items():
                 value = record.get(ref_field)
-                if value is not None and value not in target_rows:
+                if value is not None and (not isinstance(value, Hashable)
+                                          or value not in target_rows):
                     bad.add(key)  # the first of this field; another may come earlier
                     break
         if not bad:
             return None
         key = next(k for k in rows if k in bad)  # the first such record, as `dangling`
-        problem = RecordCheck.dangling(table, rows[key],  # names its first bad field
-                                       lambda target, k: k in tables.get(target, {}))
+        problem = RecordCheck.dangling(  # names its first bad field
+            table, rows[key],
+            lambda target, k: isinstance(k, Hashable) and k in tables.get(target, {}))
         assert problem is not None
         return key, problem
 

@@ -32,7 +32,8 @@ class Kinds:
     def of(self, values: dict[str, object]) -> str:
         """The kind of a record made of these given values (ValueError when they mix)."""
         if self.field in values:
-            kind = self.names.get(values[self.field])
+            given = values[self.field]
+            kind = self.names.get(given) if isinstance(given, (str, int, float, bool)) else None
             if kind is None:
                 raise ValueError(f"field '{self.field}': {values[self.field]!r} is not one of "
                                  f"{', '.join(map(repr, self.names))}")

@@ -30,9 +30,10 @@ def _table(table: str) -> Any:
 
 def add_record(spec: Spec, state: MockState, table: str, values: dict[str, Any],
                primary: str | None) -> dict[str, Any]:
-    """Add a record to `table` of `state`: a copy of one of its fixture records (in the
-    workspace `values` name, else in `primary`, else any) with a new id, fresh timestamps
-    and `values`; returns it as stored, internal `_` fields dropped. NotFound for an unknown
+    """Add a record to `table` of `state`: a copy of one of its fixture records (one in the
+    workspace `values` name, else in `primary` (a workspace that must exist), else any: the
+    copy then keeps that record's workspace) with a new id, fresh timestamps and `values`;
+    returns it as stored, internal `_` fields dropped. NotFound for an unknown
     table, BadRequest naming the field for a record the fixture loader would refuse, Conflict
     for an id the table holds already; nothing is written then."""
     table_def = _table(table)
@@ -47,6 +48,8 @@ def add_record(spec: Spec, state: MockState, table: str, values: dict[str, Any],
             raise BadRequest(str(exc)) from None
         templates = [t for t in templates if t.get(kinds.field) == wanted]
     if workspace is None and ws_field and primary:
+        if state.store.get("workspaces", primary) is None:
+            raise BadRequest(f"parameter 'workspace': no workspace {primary!r}")
         preferred = [t for t in templates if t.get(ws_field) == primary]
     else:
         preferred = [t for t in templates if ws_field and t.get(ws_field) == workspace]
@@ -57,8 +60,11 @@ def add_record(spec: Spec, state: MockState, table: str, values: dict[str, Any],
         """The record, made on the store as it is (its ids and clock), or BadRequest."""
         record = {**template, **values}
         key = table_def.key
-        if key in values and store.get(table, values[key]) is not None:
-            raise Conflict(f"field {key!r}: {table} already holds a record {values[key]!r}")
+        if key in values:
+            if not isinstance(values[key], str) or not values[key]:
+                raise BadRequest(f"field {key!r}: a record's key is a non-empty string")
+            if store.get(table, values[key]) is not None:
+                raise Conflict(f"field {key!r}: {table} already holds a record {values[key]!r}")
         if key not in values:
             old = template.get(key, "")
             hex_id = len(old) == 24 and all(c in "0123456789abcdef" for c in old)
@@ -69,7 +75,7 @@ def add_record(spec: Spec, state: MockState, table: str, values: dict[str, Any],
                 record[stamp] = now
         # The fixture loader's own check (fixtures.RecordCheck): schemas and references.
         problem = check.schema_problem(table, record) or check.dangling(
-            table, record, lambda target, k: store.get(target, k) is not None)
+            table, record, lambda target, k: isinstance(k, str) and store.get(target, k) is not None)
         if problem is not None:
             raise BadRequest(problem)
         return record

@@ -276,6 +276,7 @@ class Variations:
                     node[item["field"]] = item["value"]
                     added.append((node, item["field"]))
 
+
 def describe_plan(plan: Sequence[dict[str, Any]]) -> str:
     """A plan in words, one item a line (its index first)."""
     return "\n".join(f"[{i}] {item.get('describe') or describe(item)}"

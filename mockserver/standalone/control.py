@@ -381,8 +381,11 @@ def _delete_variations(mock: MockApp, request: Request, query: Any, body: Any) -
 
 
 def _add_record(mock: MockApp, request: Request, query: Any, body: Any) -> dict[str, Any]:
-    record = add_record(mock.spec, mock.state_for(request.scope), request.path_params["table"],
-                        body, query.get("workspace"))
+    state = mock.state_for(request.scope)
+    if state is not mock.state:  # a session's write: refused (507) past the sessions' cap
+        mock.sessions.check_room(state, mock.sessions.record_bytes)
+    record = add_record(mock.spec, state, request.path_params["table"], body,
+                        query.get("workspace"))
     return {"data": record}
 
 

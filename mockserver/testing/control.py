@@ -217,9 +217,14 @@ class InProcessControl(Control):
 
     def add(self, table: str, values: dict[str, Any], primary: str | None) -> dict[str, Any]:
         try:
+            if self.state is not self.mock.state:  # a session's write: its room first (507)
+                self.mock.sessions.check_room(self.state, self.mock.sessions.record_bytes)
             return add_record(self.mock.spec, self.state, table, values, primary)
         except ApiError as error:
-            raise add_refused(table, error.status_code, error.message) from None
+            refused = add_refused(table, error.status_code, error.message)
+            if refused is None:
+                raise
+            raise refused from None
 
     def get(self, table: str, key: str) -> dict[str, Any] | None:
         try:
@@ -261,13 +266,15 @@ class InProcessControl(Control):
             self.mock.sessions.delete(self.state.name)
 
 
-def add_refused(table: str, status: int, message: str) -> Exception:
+def add_refused(table: str, status: int, message: str) -> Exception | None:
     """`mock_api.add`'s refusal as a test sees it, whichever control ran it: an unknown table
     (404) is a usage error, a record the mock refuses (400, 409) a ValueError naming the
-    field."""
+    field; None for anything else (507, 503 ...: raised as it came)."""
     if status == 404:
         return pytest.UsageError(f"mock_api.add: {message}")
-    return ValueError(f"mock_api.add({table!r}): {message}")
+    if status in (400, 409):
+        return ValueError(f"mock_api.add({table!r}): {message}")
+    return None
 
 
 # -- over the control API --------------------------------------------------------------------
@@ -381,7 +388,7 @@ class HttpControl(Control):
 
     def add(self, table: str, values: dict[str, Any], primary: str | None) -> dict[str, Any]:
         def refused(status: int, message: str) -> Exception | None:
-            return add_refused(table, status, message) if status in (400, 404, 409) else None
+            return add_refused(table, status, message)
 
         found = self.client.call("addRecord", values, session=self.name,
                                  query={"workspace": primary}, path={"table": table},
@@ -394,7 +401,9 @@ class HttpControl(Control):
                 return None
             if message.startswith("no table"):
                 return pytest.UsageError(f"mock_api.get: {message}")
-            return LookupError(message)  # no such record
+            if message.startswith(f"{table} has no record "):
+                return LookupError(message)  # no such record: None
+            return None  # no session, no such route (an older server): RuntimeError
 
         try:
             found = self.client.call("getRecord", session=self.name,

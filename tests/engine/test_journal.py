@@ -1,9 +1,11 @@
-"""The journal (journal.py): `Journal.record` builds each `JournalEntry` positionally (one
-tuple, no keywords), so the order of that tuple must be the order of the entry's fields; and
-the pipeline passes its fields to `record` positionally too."""
+"""The journal (journal.py): `Journal.record` takes the pipeline's observed request as one
+tuple (`Observed`, its fields named by `OBSERVED_FIELDS`) and builds each `JournalEntry`
+positionally (one tuple, no keywords), so both orders must be the entry's; the shared
+journal encodes the same tuple (`RedisJournal.encode`'s parameters, in that order)."""
 
 from __future__ import annotations
 
+import inspect
 import time
 
 from conftest import FROZEN_AT, auth
@@ -12,6 +14,7 @@ from starlette.testclient import TestClient
 from mockserver.engine.app import MockApp
 from mockserver.engine.clock import parse_timestamp
 from mockserver.engine.journal import OBSERVED_FIELDS, Journal, JournalEntry
+from mockserver.engine.replication.parts import RedisJournal
 
 
 def test_record_fills_each_field_with_its_own_argument() -> None:
@@ -62,3 +65,8 @@ def test_the_pipeline_records_each_field_in_its_place(mock: MockApp,
     assert (entry.operation_id, entry.fault, entry.ignored_params) == (
         "listConversations", None, ("bogus",))
     assert (entry.truncated, entry.body_size, entry.response_size) == ((), 0, 0)
+
+
+def test_the_shared_journal_encodes_the_observed_fields_in_their_order() -> None:
+    parameters = list(inspect.signature(RedisJournal.encode).parameters)[1:]
+    assert parameters == list(OBSERVED_FIELDS)

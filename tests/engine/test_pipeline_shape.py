@@ -1,6 +1,6 @@
 """The pipeline's shape: the facts of a request travel in its `Exchange`, not in the ASGI
 scope (only what crosses an ASGI boundary is put there); fault kinds are effects that own
-what they do; the journal's named record spreads into `Journal.record` in its order."""
+what they do."""
 
 from __future__ import annotations
 
