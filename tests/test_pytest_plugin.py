@@ -674,6 +674,7 @@ def test_the_control_client_takes_its_operations_from_the_document() -> None:
 def test_get_over_http_is_none_only_for_a_missing_record() -> None:
     """HttpControl.get answers None for the record the server says it lacks, and raises for
     every other 404 (a session gone, a route an older server lacks, an unknown table)."""
+    from mockserver.engine.records import no_record, unknown_table
     from mockserver.testing.control import ControlClient, HttpControl
 
     error = [""]
@@ -681,7 +682,7 @@ def test_get_over_http_is_none_only_for_a_missing_record() -> None:
     client._http = httpx.Client(transport=httpx.MockTransport(
         lambda request: httpx.Response(404, json={"error": error[0]})))
     control = HttpControl(client, "t1", None)
-    error[0] = "contacts has no record 'ph_x'"
+    error[0] = no_record("contacts", "ph_x").message  # what the server answers
     assert control.get("contacts", "ph_x") is None
     error[0] = "no session 't1'"
     with pytest.raises(RuntimeError, match="no session"):
@@ -689,7 +690,7 @@ def test_get_over_http_is_none_only_for_a_missing_record() -> None:
     error[0] = "No such path: /__mock__/records/contacts/a/b"
     with pytest.raises(RuntimeError, match="No such path"):
         control.get("contacts", "a/b")
-    error[0] = "no table 'nope'; tables: contacts"
+    error[0] = unknown_table("nope").message
     with pytest.raises(pytest.UsageError, match="no table"):
         control.get("nope", "x")
     client.close()

@@ -14,29 +14,39 @@ from .context import public
 from .errors import BadRequest, Conflict, NotFound
 
 if TYPE_CHECKING:
-    from ..openapi.spec import Spec
+    from .app import MockApp
     from .state import MockState
     from .store import Record, Store
 
-__all__ = ["add_record", "get_record"]
+__all__ = ["add_record", "get_record", "no_record", "unknown_table"]
+
+
+def unknown_table(table: str) -> NotFound:
+    return NotFound(f"no table {table!r}; tables: {', '.join(sorted(TABLES))}")
+
+
+def no_record(table: str, key: str) -> NotFound:
+    return NotFound(f"{table} has no record {key!r}")
 
 
 def _table(table: str) -> Any:
     found = TABLES.get(table)
     if found is None:
-        raise NotFound(f"no table {table!r}; tables: {', '.join(sorted(TABLES))}")
+        raise unknown_table(table)
     return found
 
 
-def add_record(spec: Spec, state: MockState, table: str, values: dict[str, Any],
+def add_record(mock: MockApp, state: MockState, table: str, values: dict[str, Any],
                primary: str | None) -> dict[str, Any]:
     """Add a record to `table` of `state`: a copy of one of its fixture records (one in the
     workspace `values` name, else in `primary` (a workspace that must exist), else any: the
     copy then keeps that record's workspace) with a new id, fresh timestamps and `values`;
     returns it as stored, internal `_` fields dropped. NotFound for an unknown
     table, BadRequest naming the field for a record the fixture loader would refuse, Conflict
-    for an id the table holds already; nothing is written then."""
+    for an id the table holds already, 507 for a session's add past the sessions' memory cap;
+    nothing is written then."""
     table_def = _table(table)
+    mock.sessions.check_room(state, mock.sessions.record_bytes)  # the default: no cap
     ws_field = table_def.workspace_field
     workspace = values.get(ws_field) if ws_field else None
     templates = list(state.dataset.tables.get(table, {}).values())
@@ -54,7 +64,7 @@ def add_record(spec: Spec, state: MockState, table: str, values: dict[str, Any],
     else:
         preferred = [t for t in templates if ws_field and t.get(ws_field) == workspace]
     template = (preferred or templates or [{}])[0]
-    check = record_check(spec)
+    check = record_check(mock.spec)
 
     def build(store: Store) -> Record:
         """The record, made on the store as it is (its ids and clock), or BadRequest."""
@@ -65,7 +75,7 @@ def add_record(spec: Spec, state: MockState, table: str, values: dict[str, Any],
                 raise BadRequest(f"field {key!r}: a record's key is a non-empty string")
             if store.get(table, values[key]) is not None:
                 raise Conflict(f"field {key!r}: {table} already holds a record {values[key]!r}")
-        if key not in values:
+        else:
             old = template.get(key, "")
             hex_id = len(old) == 24 and all(c in "0123456789abcdef" for c in old)
             record[key] = store.new_hex_id() if hex_id else store.new_id(table_def.prefix)

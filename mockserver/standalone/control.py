@@ -25,7 +25,7 @@ from ..data.fixtures import FixtureError, load_dataset
 from ..engine.clock import parse_clock
 from ..engine.errors import ApiError, BadRequest, Forbidden, NotFound, PayloadTooLarge
 from ..engine.exchange import decode_body
-from ..engine.records import add_record, get_record
+from ..engine.records import add_record, get_record, no_record
 from ..engine.requestlog import printable
 from ..engine.responses import error_response, json_response
 from ..engine.sessions import DEFAULT_SESSION
@@ -381,11 +381,8 @@ def _delete_variations(mock: MockApp, request: Request, query: Any, body: Any) -
 
 
 def _add_record(mock: MockApp, request: Request, query: Any, body: Any) -> dict[str, Any]:
-    state = mock.state_for(request.scope)
-    if state is not mock.state:  # a session's write: refused (507) past the sessions' cap
-        mock.sessions.check_room(state, mock.sessions.record_bytes)
-    record = add_record(mock.spec, state, request.path_params["table"], body,
-                        query.get("workspace"))
+    record = add_record(mock, mock.state_for(request.scope), request.path_params["table"],
+                        body, query.get("workspace"))
     return {"data": record}
 
 
@@ -393,7 +390,7 @@ def _get_record(mock: MockApp, request: Request, query: Any, body: Any) -> dict[
     table, key = request.path_params["table"], request.path_params["id"]
     record = get_record(mock.state_for(request.scope), table, key)
     if record is None:
-        raise NotFound(f"{table} has no record {key!r}")
+        raise no_record(table, key)
     return {"data": record}
 
 

@@ -25,7 +25,7 @@ import pytest
 from ..engine.app import MockApp
 from ..engine.errors import ApiError
 from ..engine.faults import FaultRule
-from ..engine.records import add_record, get_record
+from ..engine.records import add_record, get_record, no_record, unknown_table
 from ..engine.sessions import SESSION_HEADER, SESSION_PREFIX
 from ..engine.state import MockState
 from ..standalone.control import CONTROL_HEADER, control_spec
@@ -217,9 +217,7 @@ class InProcessControl(Control):
 
     def add(self, table: str, values: dict[str, Any], primary: str | None) -> dict[str, Any]:
         try:
-            if self.state is not self.mock.state:  # a session's write: its room first (507)
-                self.mock.sessions.check_room(self.state, self.mock.sessions.record_bytes)
-            return add_record(self.mock.spec, self.state, table, values, primary)
+            return add_record(self.mock, self.state, table, values, primary)
         except ApiError as error:
             refused = add_refused(table, error.status_code, error.message)
             if refused is None:
@@ -399,9 +397,9 @@ class HttpControl(Control):
         def refused(status: int, message: str) -> Exception | None:
             if status != 404:
                 return None
-            if message.startswith("no table"):
+            if message == unknown_table(table).message:
                 return pytest.UsageError(f"mock_api.get: {message}")
-            if message.startswith(f"{table} has no record "):
+            if message == no_record(table, key).message:
                 return LookupError(message)  # no such record: None
             return None  # no session, no such route (an older server): RuntimeError
 
