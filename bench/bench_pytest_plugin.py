@@ -45,7 +45,9 @@ from pathlib import Path
 
 import httpx
 
-from mockserver.data.generate import generate
+sys.path.insert(0, str(Path(__file__).parent))
+from _datasets import dataset
+
 from mockserver.engine.app import Config, MockApp
 from mockserver.standalone.server import create_app
 from mockserver.testing.plugin import MockApiConfig, MockServer
@@ -57,14 +59,6 @@ CLOCK = "2026-11-01T12:00:00.000Z"
 def percentile(values: list[float], p: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, round(p / 100 * (len(ordered) - 1)))]
-
-
-def dataset(scale: int) -> Path:
-    out = Path(tempfile.gettempdir()) / f"mockserver-bench-{scale}"
-    if not (out / "contacts.json").exists():
-        print(f"  generating {scale} contacts into {out} ...", flush=True)
-        generate(scale, 0, out)
-    return out
 
 
 def reset_default(server: MockServer, runs: int) -> None:

@@ -15,22 +15,23 @@ Plans are the CLI's: 40 items (`--size`) over the three operations the ten calls
 are the plan's own doing, not overhead: the `slow` kind is left out of the draws.
 
     python bench/bench_robust.py [--examples 200] [--cli-runs 20]
-                                 [--dataset DIR]   # 100k contacts (generated when omitted)
+                                 [--dataset DIR]   # 100k contacts (bench/_datasets.py when omitted)
 """
 
 from __future__ import annotations
 
 import argparse
-import contextlib
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
-from typing import Any
 
 import httpx
+
+sys.path.insert(0, str(Path(__file__).parent))
+from _datasets import dataset
+from _ten_calls import ten_calls
 
 from mockserver.robust.catalogue import KINDS as ALL_KINDS
 from mockserver.robust.cli import DEFAULT_SIZE, serve_mock
@@ -38,31 +39,6 @@ from mockserver.robust.cli import DEFAULT_SIZE, serve_mock
 KINDS = [kind for kind in ALL_KINDS if kind != "slow"]
 OPERATIONS = ["listContacts", "getContact", "listTickets"]  # what the ten calls call
 
-TEN_CALLS = """
-import os, httpx
-ws = os.environ["MOCK_API_WORKSPACE"]
-with httpx.Client(base_url=os.environ["MOCK_API_BASE_URL"],
-                  headers={"Authorization": "Bearer " + os.environ["MOCK_API_TOKEN"]}) as c:
-    calls, cursor, ids = 0, None, []
-    while calls < 3:
-        calls += 1
-        try:
-            r = c.get("/v1/contacts", params={"workspace_id": ws, "limit": 10,
-                                              **({"cursor": cursor} if cursor else {})})
-            body = r.json() if r.status_code == 200 else {}
-        except httpx.TransportError:
-            continue
-        ids += [x["id"] for x in body.get("data", [])]
-        cursor = body.get("next_cursor")
-        if not cursor:
-            break
-    for i in range(10 - calls):
-        try:
-            c.get(f"/v1/contacts/{ids[i % len(ids)]}" if ids else "/v1/tickets",
-                  params={"workspace_id": ws})
-        except httpx.TransportError:
-            pass
-"""
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -95,29 +71,6 @@ def one_example(control: httpx.Client, api: httpx.Client | None, number: int,
     return (t1 - t0 + t5 - t4) * 1000, (t2 - t1 + t4 - t3) * 1000, len(plan)
 
 
-def ten_calls(api: httpx.Client, prefix: str, workspace: str) -> None:
-    """What TEN_CALLS does, in process (answers of any status count)."""
-    calls, cursor, ids = 0, None, []
-    while calls < 3:  # up to three pages of contacts
-        calls += 1
-        params: dict[str, Any] = {"workspace_id": workspace, "limit": 10}
-        if cursor:
-            params["cursor"] = cursor
-        try:
-            r = api.get(f"{prefix}/v1/contacts", params=params)
-            body = r.json() if r.status_code == 200 else {}
-        except httpx.TransportError:  # a dropped connection (the `drop` kind)
-            continue
-        ids += [x["id"] for x in body.get("data", [])]
-        cursor = body.get("next_cursor")
-        if not cursor:
-            break
-    for i in range(10 - calls):
-        path = f"/v1/contacts/{ids[i % len(ids)]}" if ids else "/v1/tickets"
-        with contextlib.suppress(httpx.TransportError):  # a dropped connection
-            api.get(f"{prefix}{path}", params={"workspace_id": workspace})
-
-
 def dataset_figures(label: str, fixtures: list[Path], examples: int, cli_runs: int) -> None:
     started = time.perf_counter()
     with serve_mock(fixtures) as (base_url, identity):
@@ -146,17 +99,14 @@ def dataset_figures(label: str, fixtures: list[Path], examples: int, cli_runs: i
               f"{statistics.median(plan):.2f} ms")
         print(f"  a test making ten calls, in process: {in_process:.1f} examples/s")
     if cli_runs:
-        with tempfile.TemporaryDirectory() as tmp:
-            script = Path(tmp) / "ten_calls.py"
-            script.write_text(TEN_CALLS, encoding="utf-8")
-            argv = [sys.executable, "-m", "mockserver", "robust", "--runs", str(cli_runs),
-                    "--seed", "0", "--kinds", ",".join(KINDS),
-                    "--operations", ",".join(OPERATIONS)]
-            argv += [w for f in fixtures for w in ("--fixtures", str(f))]
-            t0 = time.perf_counter()
-            done = subprocess.run([*argv, "--", sys.executable, str(script)],
-                                  capture_output=True, text=True)
-            seconds = time.perf_counter() - t0
+        script = Path(__file__).with_name("_ten_calls.py")  # the same calls, as a command
+        argv = [sys.executable, "-m", "mockserver", "robust", "--runs", str(cli_runs),
+                "--seed", "0", "--kinds", ",".join(KINDS), "--operations", ",".join(OPERATIONS)]
+        argv += [w for f in fixtures for w in ("--fixtures", str(f))]
+        t0 = time.perf_counter()
+        done = subprocess.run([*argv, "--", sys.executable, str(script)],
+                              capture_output=True, text=True)
+        seconds = time.perf_counter() - t0
         if done.returncode != 0:
             sys.exit(f"robust CLI run failed:\n{done.stdout}\n{done.stderr}")
         print(f"  a test making ten calls, through the CLI (python command per run): "
@@ -170,18 +120,12 @@ def main() -> None:
     parser.add_argument("--cli-runs", type=int, default=20)
     parser.add_argument("--dataset", type=Path, default=None,
                         help="a generated 100k dataset (python -m mockserver fixtures generate "
-                             "--scale 100000 --out DIR); generated into a temp dir if omitted")
+                             "--scale 100000 --out DIR); if omitted, generated once into "
+                             "/tmp/mockserver-bench-100000 and reused (bench/_datasets.py)")
     args = parser.parse_args()
     dataset_figures("default fixtures", [], args.examples, args.cli_runs)
-    with tempfile.TemporaryDirectory() as tmp:
-        big = args.dataset
-        if big is None:
-            big = Path(tmp) / "big"
-            subprocess.run([sys.executable, "-m", "mockserver", "fixtures", "generate",
-                            "--scale", "100000", "--out", str(big)], check=True,
-                           stdout=subprocess.DEVNULL)
-        dataset_figures("generated --scale 100000 (100k contacts)", [big], args.examples,
-                        args.cli_runs)
+    dataset_figures("generated --scale 100000 (100k contacts)",
+                    [args.dataset or dataset(100_000)], args.examples, args.cli_runs)
 
 
 if __name__ == "__main__":

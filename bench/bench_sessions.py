@@ -15,15 +15,16 @@ import argparse
 import asyncio
 import gc
 import statistics
-import subprocess
 import sys
-import tempfile
 import time
 import tracemalloc
 from pathlib import Path
 from typing import Any
 
 import httpx
+
+sys.path.insert(0, str(Path(__file__).parent))
+from _datasets import dataset
 
 from mockserver.data.fixtures import default_fixtures_dir
 from mockserver.engine.app import Config, MockApp
@@ -140,18 +141,13 @@ def main() -> None:
     parser.add_argument("--writes", type=int, default=10)
     parser.add_argument("--dataset", type=Path, default=None,
                         help="a generated 100k dataset (python -m mockserver fixtures generate "
-                             "--scale 100000 --out DIR); generated into a temp dir if omitted")
+                             "--scale 100000 --out DIR); if omitted, generated once into "
+                             "/tmp/mockserver-bench-100000 and reused (bench/_datasets.py)")
     args = parser.parse_args()
 
     dataset_figures("default fixtures", Config(fixtures=[default_fixtures_dir()]), args.runs)
-    with tempfile.TemporaryDirectory() as tmp:
-        big = args.dataset
-        if big is None:
-            big = Path(tmp) / "big"
-            subprocess.run([sys.executable, "-m", "mockserver", "fixtures", "generate",
-                            "--scale", "100000", "--out", str(big)], check=True,
-                           stdout=subprocess.DEVNULL)
-        dataset_figures("generated --scale 100000", Config(fixtures=[big]), args.runs)
+    dataset_figures("generated --scale 100000",
+                    Config(fixtures=[args.dataset or dataset(100_000)]), args.runs)
     memory_figures(args.sessions, args.writes)
 
 

@@ -38,6 +38,7 @@ from pathlib import Path
 import httpx
 
 sys.path.insert(0, str(Path(__file__).parent))
+from _datasets import dataset
 from _servers import free_port, wait_ready
 
 TOKEN = "mock-write-token"
@@ -217,16 +218,8 @@ def redis_memory(args: argparse.Namespace, url: str) -> None:
 
     client = redis.Redis.from_url(url)
     datasets: list[tuple[str, list[str]]] = [("default fixtures", [])]
-    tmp = None
     if not args.skip_large:
-        directory = args.large_dir
-        if directory is None:
-            tmp = tempfile.mkdtemp(prefix="bench-100k-")
-            directory = Path(tmp)
-        if not any(directory.iterdir()):
-            subprocess.run([sys.executable, "-m", "mockserver", "fixtures", "generate",
-                            "--scale", "100000", "--out", str(directory)], check=True,
-                           stdout=subprocess.DEVNULL)
+        directory = args.large_dir or dataset(100_000)
         datasets.append(("--scale 100000", ["--fixtures", str(directory)]))
     print("Redis memory (used_memory over the empty server):")
     for name, extra in datasets:
@@ -242,8 +235,6 @@ def redis_memory(args: argparse.Namespace, url: str) -> None:
             written = int(client.info("memory")["used_memory"]) - empty
         print(f"  {name:<17} at start {started / 1024:8.1f} KiB; after 1,000 writes "
               f"{written / 1024:8.1f} KiB")
-    if tmp:
-        shutil.rmtree(tmp, ignore_errors=True)
 
 
 def main() -> None:
@@ -256,7 +247,8 @@ def main() -> None:
     parser.add_argument("--redis-cpus", default="0")
     parser.add_argument("--skip-large", action="store_true",
                         help="no memory figure for the 100,000-contact dataset")
-    parser.add_argument("--large-dir", type=Path, help="a generated dataset to reuse")
+    parser.add_argument("--large-dir", type=Path, help="a generated 100k dataset (default: "
+                        "/tmp/mockserver-bench-100000, generated once: bench/_datasets.py)")
     parser.add_argument("--only", choices=("throughput", "latency", "memory"))
     args = parser.parse_args()
     for tool in ("wrk", "redis-server", "taskset"):
