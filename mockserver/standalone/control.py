@@ -21,7 +21,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
-from ..data.fixtures import FixtureError, load_dataset
+from ..data.fixtures import load_dataset
 from ..engine.clock import parse_clock
 from ..engine.errors import ApiError, BadRequest, Forbidden, NotFound, PayloadTooLarge
 from ..engine.exchange import decode_body
@@ -33,6 +33,7 @@ from ..engine.validation import RequestValidator
 from ..openapi.spec import Operation, Spec, data_dir
 from ..openapi.yamlload import load_yaml
 from ..robust.control import clear_variations, get_variations, set_variations
+from . import fixtureload
 from .bind import is_loopback_address
 
 if TYPE_CHECKING:
@@ -270,20 +271,29 @@ def _set_rate_limits(mock: MockApp, request: Request, query: Any, body: Any) -> 
     return state.rate_limits()
 
 
-def _load_fixtures(mock: MockApp, request: Request, query: Any, body: Any) -> dict[str, Any]:
+def _load_fixtures(mock: MockApp, request: Request, query: Any, body: Any) -> Any:
     if body.get("default"):
         paths = None
     elif body.get("paths") or body.get("path"):
-        paths = body.get("paths") or [body["path"]]
+        paths = fixtureload.allowed_paths(mock, body.get("paths") or [body["path"]],
+                                          bool(exposed(mock)))
     else:
         raise BadRequest("body needs 'path', 'paths' or \"default\": true")
+    return _load_in_thread(mock, request, paths)
+
+
+async def _load_in_thread(mock: MockApp, request: Request, paths: Any) -> dict[str, Any]:
+    """Read and check the dataset off the event loop within a time (fixtureload.py, H18),
+    then serve it: nothing changes unless it all loaded."""
     state = mock.state_for(request.scope)
-    try:
-        loaded = load_fixtures(mock, paths, state)
-    except FixtureError as exc:
-        raise BadRequest(f"fixtures not loaded: {exc}") from None
-    except OSError as exc:
-        raise BadRequest(f"fixtures not loaded: {exc}") from None
+    dataset = await fixtureload.load_off_loop(
+        lambda: load_dataset(paths, spec=mock.spec))
+    if state.replicated:  # Redis is called off the event loop (replication/)
+        await state.off_loop(state.load_dataset, dataset,  # type: ignore[attr-defined]
+                             scope=request.scope)
+    else:
+        state.load_dataset(dataset)
+    loaded = {name: len(rows) for name, rows in sorted(dataset.tables.items())}
     return {"loaded": loaded, "tokens": len(state.dataset.tokens)}
 
 
