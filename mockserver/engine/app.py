@@ -82,7 +82,7 @@ class Config:
     control_token: str | None = None  # X-Mock-Control-Token for /__mock__/ routes
     # The Host names the control API and the pages answer besides loopback and the bound
     # addresses (`serve --allowed-host`; standalone/guard.py). None: no Host check (an app
-    # embedded in-process); `serve` and the plugin's server set a tuple (DECISIONS H15).
+    # embedded in-process, the plugin's server); `serve` sets a tuple (DECISIONS H15).
     allowed_hosts: tuple[str, ...] | None = None
     # The directory POST /__mock__/fixtures reads under (`serve --fixtures-root`); None:
     # anywhere on a loopback-only server without a control token, nowhere otherwise (H18).

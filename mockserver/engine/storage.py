@@ -94,9 +94,11 @@ class StorageKeys:
 
     def scope(self, name: str, incarnation: str | None = None) -> str:
         """A state's scope: its name and incarnation (a fresh random nonce unless given; with
-        a pinned key, the name alone, so pinned runs reproduce)."""
-        if incarnation is None:
-            incarnation = "" if self.pinned else secrets.token_hex(16)
+        a pinned key, the name alone, so pinned runs reproduce, in memory and on Redis alike)."""
+        if self.pinned:
+            incarnation = ""
+        elif incarnation is None:
+            incarnation = secrets.token_hex(16)
         return f"{name}\x00{incarnation}"
 
     def salt(self, scope: str) -> str:

@@ -7,7 +7,6 @@ import argparse
 import importlib.util
 import json
 import os
-import secrets
 import signal
 import sys
 from collections.abc import Mapping
@@ -145,8 +144,8 @@ def _serve(args: argparse.Namespace) -> int:
     previous = signal.signal(signal.SIGTERM, _stop)
     try:
         if args.workers > 1:  # processes that build their own worker of the shared mock
-            # One storage secret for all workers: a URL one signs, another must verify.
-            args.storage_secret = args.storage_secret or secrets.token_hex(32)
+            # One storage key for all workers and processes: unpinned, derived from the
+            # namespace's secret in Redis (DECISIONS H12).
             os.environ[_WORKER_ENV] = json.dumps({**{k: v for k, v in vars(args).items()
                                                      if k != "func"},
                                                   "exposed": list(config.exposed)})

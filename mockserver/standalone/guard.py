@@ -9,8 +9,9 @@ As the trusted local dev servers do (Vite's `server.allowedHosts`, webpack-dev-s
   the Host names loopback (`localhost`, `*.localhost`, `127.0.0.1`, `[::1]`, any port), an
   address the server is bound to, or a name of `serve --allowed-host`. With a control token
   set, any Host (a rebinding page does not hold the token; a container is reached by its
-  service name). Checked only where `Config.allowed_hosts` is set (`serve`, the plugin's
-  server): an app embedded in-process has no socket to rebind.
+  service name). Checked only where `Config.allowed_hosts` is set (`serve` always sets it):
+  an app embedded in-process (a test client, the pytest plugin's server, whose app is called
+  through ASGI transports under any base URL) is not Host-checked; Origin is checked everywhere.
 - **Origin** (cross-site writes, DECISIONS H16): a browser sends `Origin` with every
   cross-origin write, even the "simple" `text/plain` POST that needs no preflight. A write
   (any method but GET, HEAD, OPTIONS) whose Origin is not the server's own origin (`null`

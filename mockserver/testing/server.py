@@ -177,7 +177,6 @@ class MockServer:
                 fixtures=list(config.fixtures), seed=config.seed,
                 self_check=config.self_check, frozen_clock=config.clock,
                 cursor_secret=b"mock_api", base_url=self.base_url,
-                allowed_hosts=(),  # Host and Origin checked as `serve` does (H15, H16)
                 journal_size=config.journal_size, strict_params=config.strict_params,
                 session_idle_seconds=0,  # the plugin deletes each test's session itself
                 state=config.state, state_namespace=namespace or "mock",
