@@ -66,6 +66,11 @@ def test_fresh_sessions_hand_out_different_upload_urls_and_ids(control: httpx.Cl
                         headers=auth(OTHER)).json()["data"]["upload_url"]
     token = httpx.URL(first).path.rsplit("/", 1)[1]
     assert httpx.URL(mine).path.rsplit("/", 1)[1] != token
+    # The same request in a third fresh session (same workspace, same seed): another URL.
+    third = _session(control, "bystander")
+    same = control.post(f"{third}/v1/attachments/upload-url", json={"workspace_id": WS},
+                        headers=auth()).json()["data"]["upload_url"]
+    assert httpx.URL(same).path.rsplit("/", 1)[1] != token
     # The attacker's guess (its own token) at the victim's URL opens nothing ...
     guess = httpx.URL(mine).path.rsplit("/", 1)[1]
     assert control.put(f"{victim}/__storage__/upload/{guess}", content=b"first!").status_code == 404
@@ -122,3 +127,43 @@ def test_a_strangers_session_does_not_predict_the_next_node_id(control: httpx.Cl
     again = control.post(f"{prefix}/v1/kb/nodes", headers=auth(),
                          params={"workspace_id": WS}, json={"title": "t", "body": "b"})
     assert again.json()["data"]["id"] not in ids
+
+
+def test_a_fork_holding_the_same_file_does_not_take_the_originals_url(
+        control: httpx.Client) -> None:
+    """A session forked from a snapshot holds the same storage ids: the signature, which covers
+    the session, still opens only the session it was handed out in."""
+    origin = _session(control, "fork-origin")
+    _, storage_id = _upload(control, origin, b"original's")
+    url = _file_url(control, origin, storage_id, 10)
+    control.delete("/__mock__/snapshots/fork-snap")
+    saved = control.post("/__mock__/snapshots", json={"name": "fork-snap",
+                                                      "session": "fork-origin"})
+    assert saved.status_code == 201, saved.text
+    control.delete("/__mock__/sessions/fork-copy")
+    forked = control.post("/__mock__/sessions", json={"name": "fork-copy",
+                                                      "snapshot": "fork-snap"})
+    assert forked.status_code == 201, forked.text
+    # The fork holds the file (its owner's token reads it there) ...
+    held = control.get(f"/sessions/fork-copy/__storage__/files/{storage_id}", headers=auth())
+    assert held.status_code in (200, 404) and held.status_code != 403
+    # ... but the origin's URL does not open it.
+    moved = control.get(f"/sessions/fork-copy/__storage__/files/{storage_id}",
+                        params={"signature": url.params["signature"]})
+    assert moved.status_code == 403, moved.text
+    assert control.get(url.raw_path.decode()).content == b"original's"
+
+
+def test_a_signature_covers_session_workspace_and_id() -> None:
+    from mockserver.engine.storage import StorageKeys
+
+    keys = StorageKeys(b"pinned")
+    one, two = keys.scope("one"), keys.scope("two")
+    signed = keys.signature(one, WS, "st_1")
+    assert keys.verify(one, WS, "st_1", signed)
+    for scope, workspace, storage_id in ((two, WS, "st_1"), (one, "ws_desert", "st_1"),
+                                         (one, WS, "st_2")):
+        assert not keys.verify(scope, workspace, storage_id, signed)
+    # Unpinned, every incarnation of a name is its own scope.
+    fresh = StorageKeys()
+    assert fresh.scope("one") != fresh.scope("one")
