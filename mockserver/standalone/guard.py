@@ -78,6 +78,18 @@ def _header(scope: Scope, wanted: bytes) -> str | None:
     return None
 
 
+_DEFAULT_PORTS = (("http://", ":80"), ("https://", ":443"))
+
+
+def _origin(value: str) -> str:
+    """An origin as browsers serialise it: lowercased, without the scheme's default port."""
+    value = value.strip().lower()
+    for scheme, port in _DEFAULT_PORTS:
+        if value.startswith(scheme) and value.endswith(port):
+            return value[: -len(port)]
+    return value
+
+
 def check_browser(config: Config, allowed: frozenset[str], scope: Scope) -> None:
     """Raise Forbidden (403 naming the header) for a Host the server does not answer to, or a
     browser's write from another origin."""
@@ -95,8 +107,8 @@ def check_browser(config: Config, allowed: frozenset[str], scope: Scope) -> None
     if origin is None:
         return
     scheme = scope.get("scheme", "http")
-    own = f"{scheme}://{host}".lower() if host is not None else None
-    if origin.strip().lower() != own:
+    own = _origin(f"{scheme}://{host}") if host is not None else None
+    if _origin(origin) != own:
         raise Forbidden(
             f"header 'Origin': {origin[:100]!r} is not this server's own origin; the mock's "
             "control API and pages refuse writes from other sites (send no Origin header "

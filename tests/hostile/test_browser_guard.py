@@ -132,3 +132,24 @@ def test_the_env_variable_sets_allowed_hosts(monkeypatch: pytest.MonkeyPatch,
     args = cli.build_parser().parse_args(["serve"])
     assert cli._config(args).allowed_hosts == ("one.test", "two.test")
     assert WS  # the dataset's workspace (imported for the suite's other tests)
+
+
+def test_the_servers_own_origin_is_compared_as_browsers_send_it() -> None:
+    from mockserver.engine.app import Config
+    from mockserver.engine.errors import Forbidden
+    from mockserver.standalone.guard import check_browser
+
+    config = Config(allowed_hosts=())
+
+    def scope(host: str, origin: str) -> dict[str, object]:
+        return {"method": "POST", "scheme": "http",
+                "headers": [(b"host", host.encode()), (b"origin", origin.encode())]}
+
+    for host, origin in (("localhost:80", "http://localhost"), ("LOCALHOST:8080",
+                                                                "http://localhost:8080")):
+        check_browser(config, frozenset(), scope(host, origin))
+    for host, origin in (("localhost:8080", "http://localhost:8081"),
+                         ("localhost:8080", "https://localhost:8080"),
+                         ("localhost", "null")):
+        with pytest.raises(Forbidden, match="'Origin'"):
+            check_browser(config, frozenset(), scope(host, origin))
