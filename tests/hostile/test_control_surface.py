@@ -149,3 +149,23 @@ def test_every_bad_or_unknown_session_name_answers_alike(served: Served, name: s
             f"{request}Host: 127.0.0.1\r\nAuthorization: Bearer {WRITE}\r\n\r\n").encode())
         assert "no session" in error_of(status, headers, body, 404)
     assert socket  # (raw sockets: the requests above bypass any client-side URL checks)
+
+
+def test_fixtures_load_off_the_event_loop_within_a_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    import asyncio
+
+    from mockserver.engine.errors import BadRequest
+    from mockserver.standalone import fixtureload
+
+    async def where() -> tuple[int, int]:
+        return threading.get_ident(), await fixtureload.load_off_loop(threading.get_ident)
+
+    loop_thread, load_thread = asyncio.run(where())
+    assert load_thread != loop_thread
+    release = threading.Event()
+    monkeypatch.setattr(fixtureload, "LOAD_SECONDS", 0.05)
+    try:
+        with pytest.raises(BadRequest, match="seconds"):
+            asyncio.run(fixtureload.load_off_loop(lambda: release.wait(10)))
+    finally:
+        release.set()
