@@ -5,14 +5,16 @@ operation's parameters and request body declare in spec/openapi.yaml (operation,
 field, keyword, limit), written out once and committed as a literal. Two tests hold it:
 
 - each limit, sent to the mock at the limit (accepted: not a 400, not a 5xx) and past it (a
-  400 whose error names the parameter or body field);
+  400 whose error names the parameter or body field). Query and body values at the limit are
+  answered 2xx but two (a 404 for an id that does not exist, and `HANDLER_REFUSES`); a path
+  id at its limit names no record (404, or 403 for a workspace), after validation;
 - the table and the document agree, both ways: a limit removed from the document, changed, or
   added without a row here fails.
 
 A field path is dotted; `[]` is an array's items (the first one sent) and `*` an object's
 additional properties (sent under the key `p1`). The rest of each request (its path ids, its
 required query parameters, the body's required fields) is the smallest the document accepts
-(tests/handlers/test_minimal_bodies.py's `minimal`), with real records of the workspace where
+(`minimal`, tests/handlers/test_minimal_bodies.py's with patterns), with real records of the workspace where
 the path addresses one, and what a handler asks beyond the schema written out by hand below
 (`SEMANTIC`, `AT_RECORD`, `INSTEAD_OF`, `HANDLER_REFUSES`: an upload to attach, a folder to
 file under, a template that exists, a channel of the contact). One in-process app; 291 rows,
@@ -74,6 +76,7 @@ AT_RECORD: dict[str, tuple[str, dict[str, Any], str]] = {
 # At its length limit, the handler still refuses the value for what it is (an attachment id
 # names an upload of the workspace: no upload has a 256-character id): a 400 with this reason.
 HANDLER_REFUSES: dict[str, str] = {"attachment_id": "is not the storageId of a file uploaded"}
+A_RECORD = object()  # the value at the limit is a record's (AT_RECORD)
 # A string at a length limit starts with this where its pattern or its handler asks for more
 # than letters (by the field's pattern, or by its name).
 PREFIX: dict[str, str] = {MEDIA_TYPE: "text/", "code": CODE + "#"}
@@ -452,7 +455,9 @@ def _path_values(mock: MockApp, op: Operation) -> dict[str, str]:
     values = {}
     for name in re.findall(r"\{([^}]+)\}", op.path):
         found = None
-        if op.resource_table is not None and name in ("id", op.resource_param):
+        if op.path.startswith("/v1/workspaces/{id}") and name == "id":
+            found = WORKSPACE
+        elif op.resource_table is not None and name in ("id", op.resource_param):
             found = _record_id(mock, op.resource_table)
         values[name] = found or ("0123456789abcdef01234567" if name == "node_id" else "abc")
     return values
@@ -568,7 +573,8 @@ def _put(spec: Spec, body: Any, schema: Any, steps: list[str], value: Any,
     sub = _walk_schema(spec, schema, step)
     assert sub is not None, steps
     if step == "[]":
-        items = list(body) if isinstance(body, list) and body else [minimal(spec, sub, name, semantic)]
+        items = (list(body) if isinstance(body, list) and body
+                 else [minimal(spec, sub, name, semantic)])
         items[0], where = _put(spec, items[0], sub, rest, value, count, semantic, name)
         return items, ["0", *where]
     key = "p1" if step == "*" else step
@@ -588,8 +594,9 @@ def _semantic(mock: MockApp, client: TestClient, op: Operation, row: Limit, valu
     found: dict[str, Any] = {}
     if any(r[0] == op.operation_id and r[2].startswith("attachments") for r in LIMITS):
         media_type = PATTERN_VALUES[MEDIA_TYPE][0]  # the type sent: the upload's
-        if row[2].endswith("content_type") and row[3] == "maxLength" and value[-1] == "a":
-            media_type = value if len(value) <= int(row[4]) else media_type
+        if row[2].endswith("content_type") and row[3] == "maxLength" and len(value) <= int(
+                row[4]):
+            media_type = value  # at the limit: uploaded as that type
         url = client.post("/v1/attachments/upload-url", json={"workspace_id": WORKSPACE})
         upload = url.json()["data"]["upload_url"]
         put = client.put("/__storage__/" + upload.split("/__storage__/", 1)[1], content=b"",
@@ -623,7 +630,7 @@ def _request(mock: MockApp, client: TestClient, row: Limit, value: Any,
     if op.body_schema is not None:  # a body of optional fields: the field alone
         body = minimal(spec, op.body_schema, "", semantic) if spec.resolve(op.body_schema).get(
             "required") or where != "body" else {}
-    if value == "at":  # a record of the workspace the field refers to
+    if value is A_RECORD:  # a record of the workspace the field refers to
         table, fields, key = AT_RECORD[field.rsplit(".", 1)[-1]]
         found = mock.store.find(table, lambda r: r.get("workspace_id") == WORKSPACE and all(
             r.get(k) == v for k, v in fields.items()))
@@ -652,7 +659,7 @@ def test_a_limit_accepts_its_value_and_refuses_the_next(mock: MockApp, client: T
                                                         row: Limit) -> None:
     at, past = _values(row)
     if row[1] == "body" and row[2].rsplit(".", 1)[-1] in AT_RECORD:
-        at = "at"
+        at = A_RECORD
     counts = (int(row[4]), int(row[4]) + 1) if row[3] == "maxItems" else (None, None)
     answers = []
     for value, count in ((at, counts[0]), (past, counts[1])):
