@@ -6,8 +6,8 @@ field, keyword, limit), written out once and committed as a literal. Two tests h
 
 - each limit, sent to the mock at the limit (accepted: not a 400, not a 5xx) and past it (a
   400 whose error names the parameter or body field). Query and body values at the limit are
-  answered 2xx but two (a 404 for an id that does not exist, and `HANDLER_REFUSES`); a path
-  id at its limit names no record (404, or 403 for a workspace), after validation;
+  answered 2xx (but `HANDLER_REFUSES`); a path id at its limit names no record (404, or 403
+  for a workspace), after validation;
 - the table and the document agree, both ways: a limit removed from the document, changed, or
   added without a row here fails.
 
@@ -452,13 +452,17 @@ def _record_id(mock: MockApp, table: str, **fields: Any) -> str | None:
 def _path_values(mock: MockApp, op: Operation) -> dict[str, str]:
     """A value for each path parameter: a record of the workspace where the path addresses
     one (the handler then runs), else a well-formed id (a 404, after validation)."""
-    values = {}
+    values: dict[str, str] = {}
     for name in re.findall(r"\{([^}]+)\}", op.path):
         found = None
         if op.path.startswith("/v1/workspaces/{id}") and name == "id":
             found = WORKSPACE
         elif op.resource_table is not None and name in ("id", op.resource_param):
             found = _record_id(mock, op.resource_table)
+        elif name == "execution_id":  # an execution of the workspace, and its workflow
+            runs = mock.store.find("workflow_executions",
+                                   lambda r: r.get("_workspace_id") == WORKSPACE)
+            values["id"], found = str(runs[0]["workflow_id"]), str(runs[0]["execution_id"])
         values[name] = found or ("0123456789abcdef01234567" if name == "node_id" else "abc")
     return values
 
