@@ -32,52 +32,70 @@ __all__ = [
 
 
 class ApiError(Exception):
-    status_code = 500
+    """An answer with an error status. `reason` is a code for programs (the control API sends
+    it beside the message: `{"error": message, "reason": reason}`); by default the class's
+    (`not_found`), a raiser may name a finer one (`no_record`, `unknown_table`, `no_session`)."""
 
-    def __init__(self, message: str, *, headers: dict[str, str] | None = None) -> None:
+    status_code = 500
+    reason = "internal"
+
+    def __init__(self, message: str, *, headers: dict[str, str] | None = None,
+                 reason: str | None = None) -> None:
         super().__init__(message)
         self.message = message
         self.headers = headers or {}
+        if reason is not None:
+            self.reason = reason
 
 
 class BadRequest(ApiError):
     status_code = 400
+    reason = "bad_request"
 
 
 class Unauthorized(ApiError):
     status_code = 401
+    reason = "unauthorized"
 
 
 class Forbidden(ApiError):
     status_code = 403
+    reason = "forbidden"
 
 
 class NotFound(ApiError):
     status_code = 404
+    reason = "not_found"
 
 
 class MethodNotAllowed(ApiError):
     status_code = 405
+    reason = "method_not_allowed"
 
 
 class Conflict(ApiError):
     status_code = 409
+    reason = "conflict"
 
 
 class PayloadTooLarge(ApiError):
     status_code = 413
+    reason = "too_large"
 
 
 class UnsupportedMediaType(ApiError):
     status_code = 415
+    reason = "unsupported_media_type"
 
 
 class HeadersTooLarge(ApiError):
     status_code = 431
+    reason = "headers_too_large"
 
 
 class TooManyRequests(ApiError):
     status_code = 429
+    reason = "rate_limited"
 
     def __init__(self, message: str, *, retry_after: int) -> None:
         super().__init__(message, headers={"Retry-After": str(retry_after)})

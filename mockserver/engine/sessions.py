@@ -44,6 +44,7 @@ class SessionLimit(ApiError):
     """A cap of the session registry reached: nothing was created (507 Insufficient Storage)."""
 
     status_code = 507
+    reason = "cap_reached"
 
 
 def split_session_path(path: str) -> tuple[str, str] | None:
@@ -65,9 +66,9 @@ def unknown_session(name: str, idle_seconds: float) -> NotFound:
     """The 404 of a request naming a session that does not exist."""
     if not _NAME.fullmatch(name):
         return NotFound(f"no session {name!r} (session names are 1-64 letters, digits, '.', "
-                        "'_' or '-')")
+                        "'_' or '-')", reason="no_session")
     return NotFound(f"no session {name!r}: create it with POST /__mock__/sessions (sessions "
-                    f"expire after {idle_seconds:g} s without requests)")
+                    f"expire after {idle_seconds:g} s without requests)", reason="no_session")
 
 
 def session_cap(max_sessions: int) -> SessionLimit:
@@ -172,7 +173,7 @@ class Sessions:
             except Conflict:  # created by a concurrent request meanwhile
                 info = self._sessions.get(name)
                 if info is None:  # ... and deleted or expired since
-                    raise NotFound(f"no session {name!r}") from None
+                    raise NotFound(f"no session {name!r}", reason="no_session") from None
         info.last_used = now
         state = info.state
         recorded = state.journal.recorded
@@ -220,7 +221,7 @@ class Sessions:
             return self.default
         info = self._sessions.get(name)
         if info is None:
-            raise NotFound(f"no session {name!r}")
+            raise NotFound(f"no session {name!r}", reason="no_session")
         return info.state
 
     def names(self) -> list[str]:
@@ -238,7 +239,7 @@ class Sessions:
             raise Conflict("the default session cannot be deleted (reset it instead)")
         with self._lock:
             if self._sessions.pop(name, None) is None:
-                raise NotFound(f"no session {name!r}")
+                raise NotFound(f"no session {name!r}", reason="no_session")
 
     def clear(self) -> int:
         """Delete every session (not the default) and every snapshot."""

@@ -113,7 +113,7 @@ class SessionLog(SharedLog):
 
     def gone(self) -> NotFound:
         self.sessions.forget(self.name, self.session_state)
-        return NotFound(f"no session {self.name!r}")
+        return NotFound(f"no session {self.name!r}", reason="no_session")
 
     # -- Redis calls: the default's connection ---------------------------------------------------
 
@@ -331,7 +331,7 @@ class SharedSessions(Sessions):
                 return found
             raw = self.log.command("HGET", self.keys["sessions"], name)
             if raw is None:
-                raise NotFound(f"no session {name!r}")
+                raise NotFound(f"no session {name!r}", reason="no_session")
             entry = orjson.loads(raw)
             shared, base, settings = self.base_of(entry)
             state = SessionState(self, name, entry, shared, base, settings)
@@ -481,7 +481,7 @@ class SharedSessions(Sessions):
         deleted = self._script(self._delete, name)
         self.forget(name)
         if not deleted:
-            raise NotFound(f"no session {name!r}")
+            raise NotFound(f"no session {name!r}", reason="no_session")
 
     def clear(self) -> int:
         count = int(self._script(self._clear_all))
