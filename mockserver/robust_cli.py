@@ -91,7 +91,8 @@ def serve_mock(fixtures: Sequence[Path]) -> Iterator[tuple[str, Identity]]:
     import uvicorn
 
     from .data.fixtures import FixtureError, default_fixtures_dir
-    from .engine.app import Config, MockApp
+    from .engine.app import MockApp
+    from .engine.config import Config
     from .standalone.bind import bind_sockets
     from .standalone.cli import PROTOCOL
     from .standalone.server import create_app

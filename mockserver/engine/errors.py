@@ -19,6 +19,7 @@ __all__ = [
     "ApiError",
     "BadRequest",
     "Conflict",
+    "Documented",
     "Forbidden",
     "HeadersTooLarge",
     "MethodNotAllowed",
@@ -28,6 +29,7 @@ __all__ = [
     "StaleRead",
     "TooManyRequests",
     "Unauthorized",
+    "too_many_requests",
 ]
 
 
@@ -100,6 +102,26 @@ class TooManyRequests(ApiError):
     def __init__(self, message: str, *, retry_after: int) -> None:
         super().__init__(message, headers={"Retry-After": str(retry_after)})
         self.retry_after = retry_after
+
+
+def too_many_requests(retry_after: int, limit: int | None = None,
+                      kind: str | None = None) -> TooManyRequests:
+    """The one 429, worded as the document's example (`Rate limit exceeded; retry after 12
+    seconds`) with a `Retry-After` of the same seconds: the rate limiter's (which names its
+    limit), a shared state's, `Prefer: code=429`'s and robustness mode's rate-limit item's."""
+    per = f": {limit} requests per minute per {kind}" if limit is not None else ""
+    unit = "second" if retry_after == 1 else "seconds"
+    return TooManyRequests(f"Rate limit exceeded{per}; retry after {retry_after} {unit}",
+                           retry_after=retry_after)
+
+
+class Documented(ApiError):
+    """An error answer made on purpose, with any status the operation documents (or a 5xx):
+    `Prefer: code=N`, robustness mode's status items (`responses.documented_error`)."""
+
+    def __init__(self, status: int, message: str, headers: dict[str, str] | None = None) -> None:
+        super().__init__(message, headers=headers)
+        self.status_code = status
 
 
 class StaleRead(Exception):

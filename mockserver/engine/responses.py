@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 from starlette.responses import Response
 
-from .errors import ApiError
+from .errors import ApiError, Documented, too_many_requests
 
-__all__ = ["control_error_response", "error_body", "error_response", "internal_error_body",
-           "json_response", "message_body"]
+if TYPE_CHECKING:
+    from ..openapi.spec import Operation
+
+__all__ = ["control_error_response", "documented_error", "error_body", "error_response",
+           "internal_error_body", "json_response", "message_body"]
 
 
 def json_response(status: int, body: Any, headers: dict[str, str] | None = None) -> Response:
@@ -46,3 +49,23 @@ def control_error_response(error: ApiError) -> Response:
     return Response(orjson.dumps({"error": error.message, "reason": error.reason}),
                     status_code=error.status_code, headers=error.headers,
                     media_type="application/json")
+
+
+def documented_error(operation: Operation, status: int, why: str,
+                     retry_after: int = 1) -> ApiError:
+    """The error answer `status` of `operation`, made on purpose (`Prefer: code=N`, robustness
+    mode's status and rate-limit items): a 429 is `too_many_requests(retry_after)`, worded as
+    the rate limiter's with its `Retry-After`; another status answers the document's example
+    message, else its description with `why`; a 5xx (the document lists none) asks to retry,
+    with `Retry-After: 1`."""
+    if status == 429:
+        return too_many_requests(retry_after)
+    documented = operation.responses.get(status, {})
+    example = documented.get("content", {}).get("application/json", {}).get("example")
+    if isinstance(example, dict) and isinstance(example.get("error"), str):
+        message = example["error"]
+    elif status >= 500:
+        message = f"service unavailable ({status}); retry"
+    else:
+        message = f"{documented.get('description', 'error').strip()} ({why})"
+    return Documented(status, message, {"Retry-After": "1"} if status >= 500 else None)

@@ -28,7 +28,7 @@ _WORKER_ENV = "MOCKSERVER_WORKER_ARGS"  # serve's options, handed to each --work
 
 def _config(args: argparse.Namespace) -> Any:
     from ..data.fixtures import default_fixtures_dir
-    from ..engine.app import Config
+    from ..engine.config import Config
 
     fixtures = [Path(p) for p in args.fixtures] or [default_fixtures_dir()]
     fixtures += [Path(p) for p in args.overlay]

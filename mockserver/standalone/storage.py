@@ -19,7 +19,7 @@ from starlette.responses import JSONResponse, Response
 
 from ..engine.app import MockApp
 from ..engine.errors import ApiError, Forbidden, Unauthorized
-from ..engine.responses import error_response
+from ..engine.responses import error_response, message_body
 
 __all__ = ["MAX_UPLOAD_BYTES", "download", "upload"]
 
@@ -27,8 +27,8 @@ __all__ = ["MAX_UPLOAD_BYTES", "download", "upload"]
 MAX_UPLOAD_BYTES = 25 * 1024 * 1024
 
 
-def _error(status: int, message: str) -> JSONResponse:
-    return JSONResponse({"error": message}, status_code=status)
+def _error(status: int, message: str) -> Response:
+    return Response(message_body(message), status_code=status, media_type="application/json")
 
 
 async def upload(request: Request) -> Response:
