@@ -53,10 +53,10 @@ import dataclasses
 import itertools
 import math
 import time
-from collections.abc import Callable, Hashable, Iterator, Mapping
+from collections.abc import Callable, Hashable, Iterator, Mapping, MutableMapping
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from ..data.fixtures import Dataset
 from ..data.tables import TABLES
@@ -139,6 +139,9 @@ class StateSnapshot:
         return sum(len(rows) for rows in delta.records.values()) if delta else 0
 
 
+T = TypeVar("T")
+
+
 class MockState:
     """One mock's state: see the module docstring. Read the parts; change them by methods.
 
@@ -153,6 +156,20 @@ class MockState:
     # A variation plan at work (mockserver/robust/runtime.py's Variations), None: faithful
     # answers. Set and cleared by the methods below; a reset clears it.
     variations: Any = None
+
+    # -- how callers outside the pipeline run state operations (the same on every state) ----
+    # In memory both are immediate; a shared state (replication's SharedMockState) catches up
+    # with the other workers and calls Redis off the event loop. Callers never choose.
+
+    def sync(self) -> None:
+        """Apply what other workers changed (a shared state's; nothing to do in memory)."""
+
+    async def off_loop(self, fn: Callable[..., T], *args: Any,
+                       scope: MutableMapping[str, Any] | None = None) -> T:
+        """`fn(*args)`, which may change or read the state: here, at once (a shared state
+        runs it in one of the worker's threads, so the event loop never waits for Redis).
+        `scope`: the request's, for a shared state's ticket."""
+        return fn(*args)
 
     def __init__(
         self,

@@ -100,11 +100,8 @@ def _route(mock: MockApp, operation: Operation, handler: Handler) -> Route:
             call = prepare(mock, mock.state_for(request.scope), operation_id,
                            request.path_params, request.query_params.multi_items(), raw,
                            request.headers.get("content-type"))
-            if call.state.replicated:  # Redis is called off the event loop (replication/)
-                result = await call.state.off_loop(  # type: ignore[attr-defined]
-                    run, handler, call, scope=request.scope)
-            else:
-                result = handler(call)
+            # in memory at once; a shared state's off the event loop (replication/)
+            result = await call.state.off_loop(run, handler, call, scope=request.scope)
         except ApiError as error:
             return control_error_response(error)
         except Exception as exc:  # a bug of ours: still answered {"error"}, and logged

@@ -175,10 +175,9 @@ def prepare(mock: MockApp, state: MockState, operation_id: str, params: Mapping[
 
 
 def run(handler: Handler, call: Call) -> Any:
-    """A handler on its call; on a shared state once the worker applied what other workers
-    changed (called off the event loop there: `control._route`)."""
-    if call.state.replicated:
-        call.state.sync()  # type: ignore[attr-defined]
+    """A handler on its call, once the state holds what other workers changed (a shared
+    state's; nothing to catch up in memory)."""
+    call.state.sync()
     return handler(call)
 
 
