@@ -156,9 +156,12 @@ def test_fixtures_load_off_the_event_loop_within_a_time(monkeypatch: pytest.Monk
 
     from mockserver.engine.errors import BadRequest
     from mockserver.standalone import fixtureload
+    from mockserver.standalone.operations import registry
+
+    assert getattr(registry()["loadFixtures"], "blocking", False)  # the route's thread
 
     async def where() -> tuple[int, int]:
-        return threading.get_ident(), await fixtureload.load_off_loop(threading.get_ident)
+        return threading.get_ident(), await fixtureload.off_loop(threading.get_ident)
 
     loop_thread, load_thread = asyncio.run(where())
     assert load_thread != loop_thread
@@ -166,6 +169,6 @@ def test_fixtures_load_off_the_event_loop_within_a_time(monkeypatch: pytest.Monk
     monkeypatch.setattr(fixtureload, "LOAD_SECONDS", 0.05)
     try:
         with pytest.raises(BadRequest, match="seconds"):
-            asyncio.run(fixtureload.load_off_loop(lambda: release.wait(10)))
+            fixtureload.read_bounded(lambda: release.wait(10))
     finally:
         release.set()
