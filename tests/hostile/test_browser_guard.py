@@ -126,11 +126,12 @@ def test_with_a_control_token_any_host_but_still_no_cross_origin_write(
 
 def test_the_env_variable_sets_allowed_hosts(monkeypatch: pytest.MonkeyPatch,
                                              tmp_path: Path) -> None:
-    from mockserver.standalone import cli
+    from mockserver import cli
+    from mockserver.standalone import cli as serve_cli
 
     monkeypatch.setenv("MOCK_API_ALLOWED_HOST", "one.test,two.test")
     args = cli.build_parser().parse_args(["serve"])
-    assert cli._config(args).allowed_hosts == ("one.test", "two.test")
+    assert serve_cli._config(args).allowed_hosts == ("one.test", "two.test")
     assert WS  # the dataset's workspace (imported for the suite's other tests)
 
 
