@@ -167,8 +167,12 @@ class Core:
                 ex.counted = False
                 if ex.view is None:
                     with state.store.lock:
-                        payload, pure = self.handle(ex, operation, principal, prefer, params,
-                                                    query, body)
+                        if self.selfcheck is not None and ex.method != "GET":
+                            payload, pure = self.checked_write(ex, operation, principal,
+                                                               prefer, params, query, body)
+                        else:
+                            payload, pure = self.handle(ex, operation, principal, prefer,
+                                                        params, query, body)
                 else:
                     payload, pure = self.replica.transact(  # type: ignore[union-attr]
                         ex, lambda: self.handle(ex, operation, principal, prefer, params,
@@ -191,6 +195,30 @@ class Core:
             raise
         except Exception as exc:
             self.failed(ex, exc)
+
+    def checked_write(self, ex: Exchange, operation: Operation, principal: Principal,
+                      prefer: str | None, path: dict[str, Any], query: dict[str, Any],
+                      body: Any) -> tuple[Any, Pure | None]:
+        """A write with the self-check on (tests), as one transaction of the store: an answer
+        the self-check refuses (or any exception) takes back what the write changed, so a
+        500 never leaves the state changed (DECISIONS H27). The store's lock is held."""
+        store = ex.state.store
+        if store.in_transaction:
+            return self.handle(ex, operation, principal, prefer, path, query, body)
+        store.begin()
+        try:
+            payload, pure = self.handle(ex, operation, principal, prefer, path, query, body)
+            encoded = orjson.dumps(payload)
+            self.selfcheck.check(  # type: ignore[union-attr]
+                operation, operation.success_status, encoded,
+                {"content-type": "application/json", "content-length": str(len(encoded))})
+        except BaseException:
+            changes = store.end()
+            if changes is not None:
+                store.undo(changes)
+            raise
+        store.end()
+        return payload, pure
 
     def failed(self, ex: Exchange, exc: Exception, doing: str = "answering") -> None:
         """500 `{"error": ...}`, logged on "mockserver.errors"; the exception is kept in the
