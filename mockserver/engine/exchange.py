@@ -146,18 +146,22 @@ def decode_body(body: bytes, encoding: str, limit: int) -> bytes:
     other coding refused with 415 naming it. A list of codings (`gzip, identity`) is undone
     last first, and a gzip body of several members is all of them (RFC 9110 8.4, RFC 1952
     2.2; DECISIONS H30: only the first member was read, the rest silently dropped)."""
-    for coding in reversed(encoding.split(",")):
+    codings = [c.strip().lower() for c in encoding.split(",")]
+    if not all(c in _CODINGS for c in codings):
+        raise UnsupportedMediaType(f"header 'Content-Encoding': {encoding.strip()!r} is not "
+                                   "supported; send identity, gzip or deflate")
+    for coding in reversed(codings):
         body = _decode_one(body, coding, limit)
     return body
 
 
+_CODINGS = frozenset(("", "identity", "gzip", "x-gzip", "deflate"))
+
+
 def _decode_one(body: bytes, encoding: str, limit: int) -> bytes:
-    name = encoding.strip().lower()
+    name = encoding
     if name in ("", "identity"):
         return body
-    if name not in ("gzip", "x-gzip", "deflate"):
-        raise UnsupportedMediaType(f"header 'Content-Encoding': {encoding.strip()!r} is not "
-                                   "supported; send identity, gzip or deflate")
     # wbits: 16+ reads a gzip member, a plain deflate stream is zlib-wrapped (RFC 9110 8.4.1.2)
     wbits = 16 + zlib.MAX_WBITS if "gzip" in name else zlib.MAX_WBITS
     parts: list[bytes] = []
