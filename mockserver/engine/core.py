@@ -161,7 +161,9 @@ class Core:
                 if state is not self.default and ex.method != "GET":
                     # A session's write: refused (507) before it takes the sessions past
                     # their cap.
-                    self.sessions.check_room(state, self.sessions.record_bytes)
+                    # (The body's bytes count: what the write may keep of it.)
+                    self.sessions.check_room(state, self.sessions.record_bytes
+                                             + (len(ex.body) if ex.body is not None else 0))
                 # the handler step: under the store's lock, or as one transaction of a
                 # shared log (which may run it again)
                 ex.counted = False
