@@ -188,7 +188,7 @@ class Core:
             if self.selfcheck is not None and operation is not None and check:
                 self.selfcheck.check(operation, status, body, {
                     k.decode("latin-1"): v.decode("latin-1") for k, v in headers})
-            if cache_key is not None and pure is not None:
+            if cache_key is not None and pure is not None and not ex.ignored:
                 version, kind, ident = pure
                 ex.state.keep_response(cache_key, version,
                                        CachedResponse(kind, ident, status, body, headers))

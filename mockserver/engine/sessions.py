@@ -314,7 +314,7 @@ class Sessions:
         held = self.change_bytes()
         for info in list(self._sessions.values()):
             state = info.state
-            held += state.journal.kept_bytes + state.files.size
+            held += state.journal.kept_bytes + state.files.size + state.cache.bytes
         return held
 
     def _held_now(self, now: float | None = None) -> int:
