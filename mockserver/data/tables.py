@@ -68,9 +68,9 @@ class TableDef:
 # carries it: fixtures, `mock_api.add` and `POST /__mock__/records` are refused (naming the
 # field) a value the engine could not read (DECISIONS H28: `_workspace_ids: {"ws": 1}` was
 # stored and every later read of the table answered 500). Other `_` fields stay free.
-_ID = {"type": "string", "minLength": 1}
-_IDS = {"type": "array", "items": _ID}
-_TEXT = {"type": ["string", "null"]}
+_ID: dict[str, object] = {"type": "string", "minLength": 1}
+_IDS: dict[str, object] = {"type": "array", "items": _ID}
+_TEXT: dict[str, object] = {"type": ["string", "null"]}
 INTERNAL_FIELDS: dict[str, dict[str, object]] = {
     "_workspace_id": _ID,
     "_workspace_ids": _IDS,
