@@ -159,7 +159,7 @@ PROTOCOL = "mockserver.standalone.protocol:GuardedHttpToolsProtocol"
 
 
 def _error(status: int, message: str) -> Response:
-    return Response(orjson.dumps({"error": message}), status_code=status,
+    return Response(message_body(message), status_code=status,
                     media_type="application/json")
 
 
