@@ -363,6 +363,8 @@ class HttpControl(Control):
         if origin is not None:
             body["snapshot"] = origin.name
             body["clock"] = origin.frozen_clock
+            if origin.frozen_clock is None:  # a running clock: the fork keeps its offset
+                del body["clock"]
         client = ControlClient(server, token)
         client.call("createSession", body)
         return cls(client, name, token)
