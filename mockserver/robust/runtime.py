@@ -188,11 +188,12 @@ class Variations:
         else:
             status = item["status"]
             extra = {"Retry-After": "1"} if status >= 500 else {}
-            documented = operation.responses.get(status, {})
-            example = documented.get("content", {}).get("application/json", {}).get("example")
-            message = (example["error"] if isinstance(example, dict)
-                       and isinstance(example.get("error"), str)
-                       else f"service unavailable ({status}); retry")
+            # Said as injected, and by which item: the document's example error would blame
+            # values the client never sent (decision U17).
+            injected = (f"injected by robustness mode: status {status} on "
+                        f"{operation.operation_id}'s call {item['call']}")
+            message = (f"a documented refusal ({injected})" if status < 500 else
+                       f"service unavailable ({status}); retry ({injected})")
         body = orjson.dumps({"error": message})
         headers = json_headers(body, extra)
         if status < 500:
