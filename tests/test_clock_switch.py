@@ -186,3 +186,35 @@ def test_serve_with_a_frozen_clock_answers_that_time(tmp_path: Any) -> None:
         proc.terminate()
         out, _ = proc.communicate(timeout=30)
     assert "clock: frozen at 2026-11-01T12:00:00.000Z" in out
+
+
+FORKED_ON_A_RUNNING_CLOCK = '''
+import datetime
+
+import pytest
+
+@pytest.fixture(scope="module")
+def mock_api_origin(mock_api_snapshot):
+    return mock_api_snapshot(lambda api: api.clock.advance(3600))
+
+def test_the_fork_runs_an_hour_ahead(mock_api):
+    now = datetime.datetime.fromisoformat(mock_api.clock.now().replace("Z", "+00:00"))
+    ahead = (now - datetime.datetime.now(datetime.timezone.utc)).total_seconds()
+    assert not mock_api.clock.is_frozen() and 3590 < ahead < 3610, ahead
+'''
+
+
+@pytest.mark.parametrize("share", [(), ("-n", "1", "--mock-api-share-server")],
+                         ids=["in-process", "shared-server"])
+def test_the_plugin_s_forks_keep_a_running_clock_s_offset(tmp_path: Any,
+                                                          share: tuple[str, ...]) -> None:
+    import os
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    (tmp_path / "test_fork.py").write_text(FORKED_ON_A_RUNNING_CLOCK)
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--mock-api-clock",
+         "real", *share, str(tmp_path)], capture_output=True, text=True, cwd=tmp_path,
+        timeout=300, env={**os.environ, "PYTHONPATH": str(root)})
+    assert done.returncode == 0 and "1 passed" in done.stdout, done.stdout + done.stderr
