@@ -51,7 +51,8 @@ def _message(error: Any) -> str:
         options = kind.options if isinstance(kind.options, list) else [kind.options]
         allowed = ", ".join(json.dumps(option, ensure_ascii=False) for option in options)
         return f"{json.dumps(error.instance, ensure_ascii=False)} is not one of {allowed}"
-    if name == "Not" and isinstance(kind.schema, dict) and set(kind.schema) == {"required"}:
+    if name == "Not" and isinstance(kind.schema, dict) and set(kind.schema) <= {
+            "required", "properties"} and kind.schema.get("required"):
         together = " and ".join(f'"{field}"' for field in kind.schema["required"])
         return f"{together} cannot be sent together (send one of them)"
     return str(error.message)
