@@ -15,10 +15,10 @@ from conftest import auth
 from redis_server import RedisServer
 from starlette.testclient import TestClient
 
+from mockserver.cli import build_parser
 from mockserver.engine import clock as clock_module
 from mockserver.engine.app import Config, MockApp
 from mockserver.engine.clock import format_timestamp, parse_timestamp
-from mockserver.standalone.cli import build_parser
 from mockserver.standalone.server import create_app
 
 WALL = "2031-05-05T05:05:05.000Z"
