@@ -92,7 +92,8 @@ class JournalEntry(NamedTuple):
     operation_id: str | None
     fault: str | None  # the injected fault that answered, if any
     ignored_params: tuple[str, ...] = ()  # unknown query parameters the mock ignored
-    # What was not kept (too long): "body" and/or "response_body"; their sizes as received.
+    # What was not kept (too long): "body" and/or "response_body". The bodies' sizes as
+    # received, kept or not (0: no body; it was 0 for a kept body).
     truncated: tuple[str, ...] = ()
     body_size: int = 0
     response_size: int = 0
@@ -166,14 +167,14 @@ _new_entry = tuple.__new__  # a JournalEntry from all its fields in order, witho
 def kept_bodies(body: bytes | None, response_body: bytes | None
                 ) -> tuple[bytes | None, bytes | None, tuple[str, ...], int, int]:
     """What an entry keeps of its bodies: each, or None past 64 KiB; which were not kept
-    (`truncated`), and their sizes as received (0 when kept)."""
+    (`truncated`), and their sizes as received, kept or not (0: no body)."""
     truncated: tuple[str, ...] = ()
-    body_size = response_size = 0
-    if body is not None and len(body) > _MAX_BODY_SHOWN:
-        body_size, body, truncated = len(body), None, ("body",)
-    if response_body is not None and len(response_body) > _MAX_BODY_SHOWN:
-        response_size, response_body = len(response_body), None
-        truncated = (*truncated, "response_body")
+    body_size = len(body) if body is not None else 0
+    response_size = len(response_body) if response_body is not None else 0
+    if body_size > _MAX_BODY_SHOWN:
+        body, truncated = None, ("body",)
+    if response_size > _MAX_BODY_SHOWN:
+        response_body, truncated = None, (*truncated, "response_body")
     return body, response_body, truncated, body_size, response_size
 
 
@@ -201,9 +202,10 @@ class Journal:
         (time_ms, method, path, query_string, raw_headers, body, status, response_body,
          latency_ms, operation_id, fault, ignored_params, header_bytes) = observed
         truncated: tuple[str, ...] = ()
-        body_size = response_size = 0
-        if ((body is not None and len(body) > _MAX_BODY_SHOWN)
-                or (response_body is not None and len(response_body) > _MAX_BODY_SHOWN)):
+        # Sizes as received, whether the bodies are kept or not (issue 43)
+        body_size = len(body) if body is not None else 0
+        response_size = len(response_body) if response_body is not None else 0
+        if body_size > _MAX_BODY_SHOWN or response_size > _MAX_BODY_SHOWN:
             body, response_body, truncated, body_size, response_size = kept_bodies(
                 body, response_body)
         if response_body is not None:

@@ -39,6 +39,7 @@ def _config(args: argparse.Namespace) -> Any:
         # included (as the plugin's rate_limit); without it, 120 and those plan limits.
         rate_limit=DEFAULT_RATE_LIMIT if args.rate_limit is None else args.rate_limit,
         workspace_limits=args.rate_limit is None,
+        frozen_clock=None if args.clock == "real" else args.clock,
         self_check=args.self_check,
         base_url=base_url,
         host=args.host,
@@ -127,6 +128,9 @@ def _serve(args: argparse.Namespace) -> int:
         scope = ", ".join(sorted(principal.workspace_ids))
         print(f"  token {principal.token:<22} {principal.access:<5} {scope}", flush=True)
     print(f"  rate limit: {rate_limit_summary(mock.state.rate_limits())}", flush=True)
+    clock = mock.state.clock
+    print(f"  clock: {'frozen at ' if clock.frozen else 'real time, now '}{clock.now()}",
+          flush=True)
     print(f"  fixtures: {', '.join(map(str, fixtures))}", flush=True)
     print(f"  control API: {base_url}/__mock__/  inspector: {base_url}/__mock__/inspector",
           flush=True)
@@ -232,6 +236,8 @@ def _env_value(action: argparse.Action, raw: str) -> Any:
         return [convert(part) for part in raw.split(os.pathsep) if part]
     try:
         value = convert(raw)
+    except argparse.ArgumentTypeError as exc:  # a converter that says what is wrong
+        raise ValueError(str(exc)) from None
     except (TypeError, ValueError):
         name = getattr(convert, "__name__", "value")
         raise ValueError(f"invalid {name} value") from None
@@ -289,6 +295,20 @@ class HelpFormatter(argparse.HelpFormatter):
         return f"{text} (default: {default})"
 
 
+def _clock_option(value: str) -> str:
+    """--clock's value: 'real', or an instant a clock may stand at (argparse's error names
+    the range otherwise)."""
+    from ..engine.clock import parse_clock
+
+    if value.strip().lower() == "real":
+        return "real"
+    try:
+        parse_clock(value)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"{value!r} is {exc} (or 'real')") from None
+    return value
+
+
 def add_parsers(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """The `serve` and `fixtures` subcommands and their options."""
     serve = commands.add_parser(
@@ -308,6 +328,10 @@ def add_parsers(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
                        "fixtures' per-workspace limits; 0 turns limits off (default: "
                        f"{DEFAULT_RATE_LIMIT}, and a workspace's _rate_limit_per_minute in "
                        "the fixtures)")
+    serve.add_argument("--clock", type=_clock_option, default="real", metavar="ISO|real",
+                       help="the mock's clock: an ISO 8601 instant freezes it there (it then "
+                       "moves only by POST /__mock__/clock), 'real' runs with wall time "
+                       "(default: real)")
     serve.add_argument("--self-check", action="store_true",
                        help="validate every response against the document (fail loudly)")
     serve.add_argument("--log-format", choices=("text", "json"), default="text",

@@ -117,6 +117,13 @@ def add_options(parser: pytest.Parser) -> None:
                     help="run mock_api against the mock's container image (Testcontainers, the "
                          "containers extra): one container for the run, each test in its own "
                          "session (env MOCK_API_CONTAINER)")
+    group.addoption("--mock-api-server", default=None, metavar="URL",
+                    help="run mock_api against this running mock (`serve`, a CI service "
+                         "container): each test in its own session, every helper over its "
+                         "control API (env MOCK_API_SERVER)")
+    group.addoption("--mock-api-control-token", default=None, metavar="TOKEN",
+                    help="the running mock's --control-token, sent as X-Mock-Control-Token "
+                         "(env MOCK_API_CONTROL_TOKEN)")
     group.addoption("--mock-api-share-server", action="store_true", default=None,
                     help="under pytest-xdist: one mock server (in the controller) shared by "
                          "every worker, each test in its own session")
@@ -137,6 +144,9 @@ def add_options(parser: pytest.Parser) -> None:
     parser.addini("mock_api_base_url", "run against this real server instead", default="")
     parser.addini("mock_api_container", "run mock_api against this image in a container",
                   default="")
+    parser.addini("mock_api_server", "run mock_api against this running mock (its URL)",
+                  default="")
+    parser.addini("mock_api_control_token", "that mock's control token", default="")
     parser.addini("mock_api_share_server", "under xdist, workers share one mock server",
                   type="bool", default=False)
     parser.addini("mock_api_state", "keep the mock's state in Redis: redis://HOST:PORT/DB",

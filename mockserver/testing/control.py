@@ -413,6 +413,8 @@ class HttpControl(MockControl):
         if origin is not None:
             body["snapshot"] = origin.name
             body["clock"] = origin.frozen_clock
+            if origin.frozen_clock is None:  # a running clock: the fork keeps its offset
+                del body["clock"]
         client = ControlClient(server, token)
         client.call("createSession", body=body)
         return cls(client, name)

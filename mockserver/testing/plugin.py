@@ -69,7 +69,7 @@ def pytest_configure(config: pytest.Config) -> None:
     image = (config.getoption("--mock-api-container") or os.environ.get("MOCK_API_CONTAINER")
              or config.getini("mock_api_container"))
     share = config.getoption("--mock-api-share-server") or config.getini("mock_api_share_server")
-    shared.register(config, image, bool(share))
+    shared.register(config, image, bool(share), shared.attach_options(config))
 
 
 def _open(config: MockApiConfig, server: LazyServer, pytestconfig: pytest.Config, label: str,

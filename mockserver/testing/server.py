@@ -198,7 +198,9 @@ class MockServer:
                 raise pytest.UsageError(
                     f"mock_api_origin: snapshot {origin.name!r} was set up with other mock "
                     "settings (fixtures, self_check, journal_size) than this test's")
-            settings = dataclasses.replace(settings, frozen_clock=origin.frozen_clock)
+            offset = mock.sessions.snapshot(origin.name).settings.clock_offset_ms
+            settings = dataclasses.replace(settings, frozen_clock=origin.frozen_clock,
+                                           clock_offset_ms=offset)
             info = mock.sessions.create(name, snapshot=origin.name, settings=settings)
         else:
             info = mock.sessions.create(name, settings=settings)
