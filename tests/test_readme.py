@@ -3,8 +3,10 @@ the rules that keep every code sample a file CI runs.
 
 README.md and the docs pages (`docs/**/*.md`, built by MkDocs) hold no sample of their own:
 
-- a page's `python`, `sh`, `bash`, `shell`, `console` or bare fence holds only snippet lines,
+- a page's sample fence (`python`, `sh`, `bash`, `shell`, `console`, bare, `yaml`,
+  `javascript`, `typescript` ...: SAMPLE_LANGUAGES) holds only snippet lines,
   `--8<-- "docs/snippets/NAME"` (pymdownx.snippets includes the file when the site is built);
+  output and synopses go in `text` fences;
 - README.md, which GitHub shows unbuilt, holds copies: each of its code blocks is exactly the
   content of a file under docs/snippets/;
 - every shell snippet (`docs/snippets/*.sh`) has an entry in `docs/snippets/checks.yaml`:
@@ -55,7 +57,8 @@ DOCS = ROOT / "docs"
 SNIPPETS = DOCS / "snippets"
 CHECKS = SNIPPETS / "checks.yaml"
 SHELL_LANGUAGES = {"", "sh", "bash", "shell", "console"}
-SAMPLE_LANGUAGES = SHELL_LANGUAGES | {"python", "py"}
+SAMPLE_LANGUAGES = SHELL_LANGUAGES | {"python", "py", "yaml", "yml", "javascript", "js", "mjs",
+                                      "typescript", "ts"}
 FENCE = re.compile(r"^```(\S*)\s*$")
 MARKER = re.compile(r"<!--\s*readme-test:\s*(.*?)-->\s*$", re.S)
 INCLUDE = re.compile(r'^--8<-- "([^"]+)"$')
@@ -235,7 +238,8 @@ def test_every_shell_snippet_has_one_entry() -> None:
 
 
 def test_pages_include_their_samples() -> None:
-    """A docs page's code sample is a file (included when the site is built), never a copy."""
+    """A docs page's code sample (Python, shell, YAML, JavaScript, TypeScript) is a file
+    (included when the site is built), never a copy; output and synopses are `text`."""
     for page in pages()[1:]:
         for line, language, body in fences(page):
             if language not in SAMPLE_LANGUAGES:
