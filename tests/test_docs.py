@@ -7,6 +7,7 @@ and the docstring reference; tests/test_readme.py runs the shell samples.)"""
 from __future__ import annotations
 
 import importlib.util
+import os
 import re
 import subprocess
 import sys
@@ -56,3 +57,21 @@ def test_the_control_reference_renders_every_operation() -> None:
             assert f"(`{operation['operationId']}`)" in page, operation["operationId"]
             for status in operation["responses"]:
                 assert re.search(rf"^\| {status} \|", page, re.M), (method, path, status)
+
+
+def test_the_site_builds_strict_and_offline(tmp_path: Path) -> None:
+    """`mkdocs build --strict` (as scripts/test runs it) passes, and no page loads a script, a
+    stylesheet or a font from elsewhere (`theme.font: false`, no CDN)."""
+    site = tmp_path / "site"
+    done = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--quiet",
+                           "--site-dir", str(site)], cwd=ROOT, capture_output=True, text=True,
+                          timeout=300, env={**os.environ, "NO_MKDOCS_2_WARNING": "1"})
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    pages = list(site.rglob("*.html"))
+    assert (site / "reference" / "control-api" / "index.html").is_file()
+    assert "mockserver.testing.api.MockApi.add" in (
+        site / "reference" / "fixture" / "index.html").read_text()
+    remote = re.compile(r'<(?:script|link|img)[^>]*(?:src|href)="(?:https?:)?//[^"]*"')
+    for page in pages:
+        found = remote.findall(page.read_text(encoding="utf-8"))
+        assert not found, f"{page.relative_to(site)} loads {found[:3]}"

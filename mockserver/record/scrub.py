@@ -1,7 +1,7 @@
 """Scrubbing personal data out of recorded records, before anything reaches the disk.
 
 Which fields hold personal data is decided from the document's fields once, here (`RULES`),
-and stated in README ("Your own workspace"). A rule names a field by table and path inside
+and stated in docs/getting-started/record.md. A rule names a field by table and path inside
 the record (`messages.body`, `*.email` for the field in any table and at any depth,
 `*.guest.city` for the field under that parent). `tests/record/test_scrub_rules.py` walks every
 string field of every table's schemas and fails when one is neither scrubbed nor kept on
