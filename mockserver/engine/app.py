@@ -24,6 +24,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import anyio.to_thread
 from starlette.types import Receive, Scope, Send
 
 from ..data.fixtures import Dataset, load_dataset
@@ -31,7 +32,7 @@ from ..openapi.spec import Spec, load_spec
 from .auth import TokenRegistry
 from .cache import ResponseCache
 from .clock import Clock
-from .context import Services
+from .context import Services, ToolSettings
 from .core import Core
 from .exchange import Exchange, Scanned, read_body
 from .faults import Faults, fault_target_problem
@@ -47,6 +48,7 @@ from .sessions import Sessions
 from .state import MockState, Settings, StateSnapshot
 from .storage import FileStore, StorageKeys
 from .store import Store
+from .toolexec import LIMITS, Limits
 from .validation import RequestValidator
 
 __all__ = ["Config", "MockApp"]
@@ -88,6 +90,10 @@ class Config:
     # Unknown query parameters: ignored and reported (journal, request log) by default, as
     # the real service ignores them (decision B10); strict refuses them with 400.
     strict_params: bool = False
+    # -- custom tools' code (toolexec.py; DECISIONS T10-T12) ------------------------------------
+    run_tool_code: bool = False  # run it (serve --run-tool-code); off: deterministic answers
+    tool_code_dir: Path | None = None  # <name>.py / <name>.js, read on every run
+    tool_limits: Limits = LIMITS
     # -- sessions (sessions.py) ---------------------------------------------------------------
     max_sessions: int = 10_000  # sessions at once (the default session not counted)
     max_session_memory: int = 512 * 1024 * 1024  # bytes the sessions' changes may hold
@@ -132,7 +138,9 @@ class MockApp:
         self._fields: dict[str, tuple[str, ...]] = {}
         secret = config.storage_secret
         self.services = Services(self.cursors, self.fields, self.spec.resource_paths,
-                                 StorageKeys(None if secret is None else secret.encode()))
+                                 StorageKeys(None if secret is None else secret.encode()),
+                                 ToolSettings(config.run_tool_code, config.tool_code_dir,
+                                              config.tool_limits))
         self.started_at = datetime.now(UTC).isoformat(timespec="milliseconds").replace(
             "+00:00", "Z")  # wall time: when the default session was created
         caps: dict[str, Any] = {
@@ -286,7 +294,10 @@ class MockApp:
                 await layers.fault(ex)
             if ex.effect is None or not layers.injected(ex):
                 if state.variations is None:
+                    ex.offload = True
                     self.core.answer(ex)
+                    if ex.deferred is not None:  # a custom tool's run, off the event loop
+                        await anyio.to_thread.run_sync(self.core.complete, ex)
                 else:  # robustness mode's layer (robust/runtime.py), in the core's place
                     await state.variations.answer(self, ex)
             logged = self.config.request_log
