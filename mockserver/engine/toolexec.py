@@ -481,7 +481,7 @@ def _checked(reply: dict[str, Any], runtime: str, logs: str | None, ms: float,
     if size > limits.result_bytes:
         return _fail(f"the returned object is over the mock's bound of {limits.result_bytes} "
                      "bytes once encoded as JSON", runtime, logs, ms)
-    if kind != "object" or not isinstance(value, dict):
+    if not isinstance(value, dict):
         return _fail(f"{CONTRACT}; it returned {kind}: {reply.get('repr', '')}", runtime, logs,
                      ms)
     if "message" not in value:

@@ -387,3 +387,19 @@ def test_the_code_directory_is_read_again_on_every_run(tmp_path: Path) -> None:
         (tmp_path / "tide-times.js").unlink()
         assert run(http, "kg_harbor_tides", date="2026-11-02")["message"].startswith(
             "Low tide on Monday")  # no file: the stored code again
+
+
+@pytest.mark.skipif(not NODE, reason="node not installed")
+def test_node_is_held_to_the_memory_limit(monkeypatch: pytest.MonkeyPatch) -> None:
+    """About 200 MB of numbers: within Node's own default heap and 512 MiB, not within 64."""
+    monkeypatch.setenv("MOCK_API_BUN", "")
+    monkeypatch.setattr(toolexec.shutil, "which",
+                        lambda name, which=shutil.which: None if name == "bun" else which(name))
+    code = ("async function main(params) {\n  const kept = [];\n"
+            "  for (let i = 0; i < 25; i++) kept.push(new Array(1e6).fill(i));\n"
+            "  return { message: String(kept.length) };\n}\n")
+    tool = {"language": "javascript", "code": code}
+    assert run_tool(tool, {}, Limits(timeout_s=60, memory_mb=512)).message == "25"
+    result = run_tool(tool, {}, Limits(timeout_s=60, memory_mb=64))
+    assert result.success is False
+    assert result.error == "the tool's code went over the mock's memory limit of 64 MiB"
