@@ -403,3 +403,19 @@ def test_node_is_held_to_the_memory_limit(monkeypatch: pytest.MonkeyPatch) -> No
     result = run_tool(tool, {}, Limits(timeout_s=60, memory_mb=64))
     assert result.success is False
     assert result.error == "the tool's code went over the mock's memory limit of 64 MiB"
+
+
+def test_a_run_where_the_pipeline_cannot_offload_runs_in_place(client: TestClient,
+                                                                 mock: MockApp) -> None:
+    """Robustness mode's layer runs the core itself (no `Exchange.offload`): the deferred run
+    is answered in place, the same answer (DECISIONS T14)."""
+    from mockserver.robust.catalogue import catalogue_for
+    from mockserver.robust.runtime import Variations
+
+    tool = create(client, py("print('in place')\nreturn {'message': 'ran in place'}"))
+    mock.state.set_variations(Variations(catalogue_for(mock.spec), [], None))
+    try:
+        result = run(client, tool)
+    finally:
+        mock.state.set_variations(None)
+    assert result["message"] == "ran in place" and result["logs"] == "in place\n"
