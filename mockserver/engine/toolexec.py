@@ -431,7 +431,7 @@ def _run(argv: list[str], home: str, runtime: str, config: dict[str, Any],
                         room = limits.output_bytes - len(logs)
                         logs += chunk[:max(room, 0)]
                         dropped += max(len(chunk) - max(room, 0), 0)
-                    elif len(answer) <= limits.result_bytes + 1024:
+                    elif len(answer) <= limits.result_bytes:  # past it: over the bound
                         answer += chunk
                 if "answer" not in [k.data for k in selector.get_map().values()] \
                         and child.poll() is not None:
@@ -452,12 +452,13 @@ def _run(argv: list[str], home: str, runtime: str, config: dict[str, Any],
                      runtime, shown, elapsed)
     if not answer:
         return _fail(_no_answer(child.returncode, text, limits), runtime, shown, elapsed)
+    if len(answer) > limits.result_bytes:
+        return _fail(f"the returned object is over the mock's bound of {limits.result_bytes} "
+                     "bytes once encoded as JSON", runtime, shown, elapsed)
     try:
         reply = json.loads(answer)
     except ValueError:
-        return _fail(f"the returned object is over the mock's bound of {limits.result_bytes} "
-                     "bytes once encoded as JSON" if len(answer) > limits.result_bytes else
-                     "the tool's process sent an unreadable answer", runtime, shown, elapsed)
+        return _fail("the tool's process sent an unreadable answer", runtime, shown, elapsed)
     ms = reply.get("ms", elapsed)
     if reply["status"] == "raised":
         trace = reply.get("trace") or ""
@@ -467,20 +468,16 @@ def _run(argv: list[str], home: str, runtime: str, config: dict[str, Any],
     if reply["status"] == "unencodable":
         return _fail(f"{CONTRACT}, and the returned value must encode as JSON: "
                      f"{reply['error']}", runtime, shown, ms)
-    return _checked(reply, runtime, shown, ms, limits, len(answer))
+    return _checked(reply, runtime, shown, ms)
 
 
 _JSON_TYPES = {bool: "boolean", int: "number", float: "number", list: "array",
                type(None): "null", dict: "object"}
 
 
-def _checked(reply: dict[str, Any], runtime: str, logs: str | None, ms: float,
-             limits: Limits, size: int) -> RunResult:
+def _checked(reply: dict[str, Any], runtime: str, logs: str | None, ms: float) -> RunResult:
     """The returned value judged as the service judges it (DECISIONS T2)."""
     value, kind = reply.get("value"), reply.get("type")
-    if size > limits.result_bytes:
-        return _fail(f"the returned object is over the mock's bound of {limits.result_bytes} "
-                     "bytes once encoded as JSON", runtime, logs, ms)
     if not isinstance(value, dict):
         return _fail(f"{CONTRACT}; it returned {kind}: {reply.get('repr', '')}", runtime, logs,
                      ms)

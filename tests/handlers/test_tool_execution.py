@@ -419,3 +419,30 @@ def test_a_run_where_the_pipeline_cannot_offload_runs_in_place(client: TestClien
     finally:
         mock.state.set_variations(None)
     assert result["message"] == "ran in place" and result["logs"] == "in place\n"
+
+
+def test_the_returned_object_is_bounded() -> None:
+    code = py("return {'message': 'x' * 300000}")
+    result = run_tool({"language": "python", "code": code}, {},
+                      Limits(timeout_s=30, result_bytes=100_000))
+    assert result.success is False
+    assert result.error == ("the returned object is over the mock's bound of 100000 bytes once "
+                            "encoded as JSON")
+    assert run_tool({"language": "python", "code": code}, {}, LIMITS).success is True
+
+
+def test_runs_at_once_are_bounded_by_the_limit() -> None:
+    """Two runs of a half-second sleep with one slot take a second at least (wall clock)."""
+    limits = Limits(timeout_s=30, concurrent=1)
+    tool = {"language": "python", "code": "import time\n" + py(
+        "time.sleep(0.5)\nreturn {'message': 'slept'}")}
+    results: list[Any] = []
+    started = time.perf_counter()
+    threads = [threading.Thread(target=lambda: results.append(run_tool(tool, {}, limits)))
+               for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert [r.message for r in results] == ["slept", "slept"]
+    assert time.perf_counter() - started >= 1.0
