@@ -41,7 +41,10 @@ def test_on_with_the_flag_or_its_variable(started: list[Any], monkeypatch, capsy
                      str(tmp_path)]) == 0
     tools = _mock(started[-1]).services.tools
     assert tools.enabled is True and tools.code_dir == tmp_path
-    assert f"custom tools' code runs (from {tmp_path}" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert f"custom tools' code runs (from {tmp_path}" in out
+    assert "network: none (each run in an empty network namespace)" in out or \
+        "network: blocked in process only, best effort" in out
     monkeypatch.setenv("MOCK_API_RUN_TOOL_CODE", "1")
     assert cli.main(["serve", "--quiet"]) == 0
     assert _mock(started[-1]).services.tools.enabled is True

@@ -146,7 +146,7 @@ def _serve(args: argparse.Namespace) -> int:
         where = f" (from {args.tool_code_dir} where a file is named after the tool)" \
             if args.tool_code_dir else ""
         print(f"  custom tools' code runs{where}: python {sys.executable}; javascript "
-              f"{_javascript_summary()}", flush=True)
+              f"{_javascript_summary()}; network: {_network_summary()}", flush=True)
     else:
         print("  custom tools' code not run (--run-tool-code to run it)", flush=True)
     if args.state:
@@ -187,6 +187,14 @@ def _javascript_summary() -> str:
     found = javascript_runtime()
     return "none (neither bun nor node installed: JavaScript runs fail)" if found is None \
         else f"{found[0]} {found[1]}"
+
+
+def _network_summary() -> str:
+    from ..engine.toolexec import network_isolation
+
+    return ("none (each run in an empty network namespace)" if network_isolation() else
+            "blocked in process only, best effort (no network namespace here: "
+            "docs/tool-authors.md)")
 
 
 def rate_limit_summary(limits: dict[str, Any]) -> str:
