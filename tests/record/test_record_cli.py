@@ -15,9 +15,9 @@ import orjson
 import pytest
 from test_serve_cli import _free_port, _wait
 
+from mockserver.cli import main
 from mockserver.data.fixtures import load_dataset
 from mockserver.data.tables import TABLES
-from mockserver.standalone.cli import main
 from record.test_record import KEY, SPEC, TOKEN, _client, _record
 
 

@@ -8,7 +8,7 @@ Redis holds, under the namespace's prefix `mock:{namespace}:`:
 | `sessions` (hash) | the registry: name -> the session's creation (an incarnation id, created_at, the snapshot it was forked from and that snapshot's stored id, the settings, the dataset) |
 | `changes` (hash) | name -> records the session holds beyond its base; `snap:<name>` -> a snapshot's: the memory cap |
 | `session:{name}:log`, `:last`, `:epoch`, `:journal`, `:windows`, `:limits` ... | the session's own log and Redis structures, as the default session's under the bare prefix; `:used`, the time (Redis's clock, ms) of its last request on any worker, for idle expiry |
-| `snapshots` (hash), `snapshot:<id>`, `snaprefs` (hash) | snapshot name -> its description and stored id; the serialized snapshot (layers.py); how many hold each stored id (the name, and each session forked from it) |
+| `snapshots` (hash), `snapshot:<id>`, `snaprefs` (hash) | snapshot name -> its description and stored id; the serialized snapshot (snapshots.py); how many hold each stored id (the name, and each session forked from it) |
 
 Creating, deleting, expiring and clearing sessions and saving or deleting snapshots are each
 one Lua script, so the caps (507) and name conflicts (409) hold across workers and nothing is
@@ -53,9 +53,9 @@ from ..sessions import (
 )
 from ..state import MockState, Settings, Shared, StateSnapshot
 from ..store import Base
-from .layers import decode_snapshot, encode_snapshot, snapshot_dataset
 from .log import _APPEND, _SYNC, SharedLog
 from .lua import script
+from .snapshots import decode_snapshot, encode_snapshot, snapshot_dataset
 from .state import SharedMockState
 from .transport import StateUnavailable
 
@@ -113,7 +113,7 @@ class SessionLog(SharedLog):
 
     def gone(self) -> NotFound:
         self.sessions.forget(self.name, self.session_state)
-        return NotFound(f"no session {self.name!r}")
+        return NotFound(f"no session {self.name!r}", reason="no_session")
 
     # -- Redis calls: the default's connection ---------------------------------------------------
 
@@ -177,6 +177,13 @@ class SessionState(SharedMockState):
                          dataset_key=entry["dataset"],
                          log=lambda state: SessionLog(self, sessions, name),
                          **sessions.options)
+        self._seal()
+
+    def _seal(self) -> None:
+        """Ids and file URLs bound to this incarnation, alike on every replica (H2, H21)."""
+        keys = getattr(self.sessions, "storage_keys", None)
+        if keys is not None:
+            self.seal(keys, keys.scope(self.name, self.incarnation))
 
     def adopt(self, raw: bytes) -> None:
         """Become the session registered as `raw` (deleted and created again meanwhile)."""
@@ -184,6 +191,7 @@ class SessionState(SharedMockState):
         shared, base, settings = self.sessions.base_of(entry)
         self.incarnation = entry["id"]
         self.entry = entry
+        self._seal()
         self.initial = (entry["dataset"], shared, base)
         self.initial_settings = settings
         self.start_over()
@@ -331,7 +339,7 @@ class SharedSessions(Sessions):
                 return found
             raw = self.log.command("HGET", self.keys["sessions"], name)
             if raw is None:
-                raise NotFound(f"no session {name!r}")
+                raise NotFound(f"no session {name!r}", reason="no_session")
             entry = orjson.loads(raw)
             shared, base, settings = self.base_of(entry)
             state = SessionState(self, name, entry, shared, base, settings)
@@ -361,7 +369,7 @@ class SharedSessions(Sessions):
             return None
         return self._local.get(name)
 
-    def resolve(self, name: str) -> MockState:
+    def resolve(self, name: str, create: bool = True) -> MockState:
         if name == DEFAULT_SESSION:
             return self.default
         self._sweep()
@@ -371,7 +379,7 @@ class SharedSessions(Sessions):
         try:
             return self._materialise(name)
         except NotFound:
-            if not self.create_on_use:
+            if not (self.create_on_use and create):
                 raise unknown_session(name, self.idle_seconds) from None
         with contextlib.suppress(Conflict):  # created by a concurrent request meanwhile
             self.create(name)
@@ -481,7 +489,7 @@ class SharedSessions(Sessions):
         deleted = self._script(self._delete, name)
         self.forget(name)
         if not deleted:
-            raise NotFound(f"no session {name!r}")
+            raise NotFound(f"no session {name!r}", reason="no_session")
 
     def clear(self) -> int:
         count = int(self._script(self._clear_all))
