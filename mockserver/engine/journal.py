@@ -196,7 +196,22 @@ class JournalEntry(NamedTuple):
             "ignored_params": list(self.ignored_params),
             "truncated": list(self.truncated),
             **({"variations": list(self.variations)} if self.variations else {}),
+            **_tool_run(self.operation_id, self.status, self.response_body),
         }
+
+
+def _tool_run(operation_id: str | None, status: int, response_body: bytes | None
+              ) -> dict[str, Any]:
+    """A custom tool's run (`runCustomTool` answered 200): its outcome, logs and time, shown
+    by the inspector beside the request (read from the answer when the entry is read)."""
+    if operation_id != "runCustomTool" or status != 200 or response_body is None:
+        return {}
+    try:
+        data = orjson.loads(response_body)["data"]
+        run = {key: data[key] for key in ("success", "error", "logs", "run_time_ms")}
+    except (orjson.JSONDecodeError, KeyError, TypeError):
+        return {}
+    return {"tool_run": run}
 
 
 _new_entry = tuple.__new__  # a JournalEntry from all its fields in order, without keywords

@@ -159,6 +159,9 @@ class MockState:
     # A variation plan at work (mockserver/robust/runtime.py's Variations), None: faithful
     # answers. Set and cleared by the methods below; a reset clears it.
     variations: Any = None
+    # Whether custom tools' code runs for requests on this state (toolexec.py); None: the
+    # server's default (`Config.run_tool_code`). The pytest plugin sets it per test.
+    run_tool_code: bool | None = None
 
     # -- how callers outside the pipeline run state operations (the same on every state) ----
     # In memory both are immediate; a shared state (replication's SharedMockState) catches up

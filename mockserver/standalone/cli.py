@@ -59,6 +59,8 @@ def _config(args: argparse.Namespace) -> Any:
         sessions_on_use=args.sessions_on_use,
         state=args.state,
         state_namespace=args.state_namespace,
+        run_tool_code=args.run_tool_code,
+        tool_code_dir=Path(args.tool_code_dir) if args.tool_code_dir else None,
     )
 
 
@@ -121,6 +123,15 @@ def _serve(args: argparse.Namespace) -> int:
         print(f"error: cannot listen on {args.host!r} port {args.port}: {exc}", file=sys.stderr)
         return 2
     config.exposed = tuple(exposed_addresses(sockets))
+    if args.run_tool_code and config.exposed and not args.control_token:
+        # Never a door (DECISIONS T10): code sent by anyone who reaches the port would run.
+        for sock in sockets:
+            sock.close()
+        print(f"error: --run-tool-code on {args.host!r} (reachable from off this host: "
+              f"{', '.join(config.exposed)}) runs code anyone who reaches the port sends; "
+              f"refused without a control token: add --control-token TOKEN (or "
+              f"{ENV_PREFIX}CONTROL_TOKEN), or bind to 127.0.0.1", file=sys.stderr)
+        return 2
     app = create_app(mock=mock)
     print(f"Workspace API mock serving {base_url}/v1", flush=True)
     print(f"  reference page: {base_url}/docs   document: {base_url}/openapi.json", flush=True)
@@ -138,6 +149,13 @@ def _serve(args: argparse.Namespace) -> int:
         print(f"  control API off: bound to {args.host} without a control token; turn it on "
               f"with --control-token TOKEN (or {ENV_PREFIX}CONTROL_TOKEN=TOKEN) and send it as "
               "X-Mock-Control-Token", flush=True)
+    if args.run_tool_code:
+        where = f" (from {args.tool_code_dir} where a file is named after the tool)" \
+            if args.tool_code_dir else ""
+        print(f"  custom tools' code runs{where}: python {sys.executable}; javascript "
+              f"{_javascript_summary()}; network: {_network_summary()}", flush=True)
+    else:
+        print("  custom tools' code not run (--run-tool-code to run it)", flush=True)
     if args.state:
         print(f"  shared state: {args.state} namespace {args.state_namespace!r}; "
               f"{args.workers} worker(s)", flush=True)
@@ -168,6 +186,22 @@ def _serve(args: argparse.Namespace) -> int:
             sock.close()
     print("mock stopped", flush=True)
     return 0
+
+
+def _javascript_summary() -> str:
+    from ..engine.toolexec import javascript_runtime
+
+    found = javascript_runtime()
+    return "none (neither bun nor node installed: JavaScript runs fail)" if found is None \
+        else f"{found[0]} {found[1]}"
+
+
+def _network_summary() -> str:
+    from ..engine.toolexec import network_isolation
+
+    return ("none (each run in an empty network namespace)" if network_isolation() else
+            "blocked in process only, best effort (no network namespace here: "
+            "docs/tool-authors.md)")
 
 
 def rate_limit_summary(limits: dict[str, Any]) -> str:
@@ -377,6 +411,14 @@ def add_parsers(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
     serve.add_argument("--state-namespace", default=os.environ.get(NAMESPACE_ENV) or "mock",
                        metavar="NAME", help="mocks sharing one Redis are apart by namespace "
                        f"(default 'mock'; env {NAMESPACE_ENV})")
+    serve.add_argument("--run-tool-code", action="store_true",
+                       help="run custom tools' code for real (POST /v1/custom-tools/{id}/run): "
+                       "Python in a child of this interpreter, JavaScript in Bun or Node, "
+                       "within the limits of docs/tool-authors.md; off: deterministic answers "
+                       "that say nothing ran. Off loopback it needs --control-token")
+    serve.add_argument("--tool-code-dir", default=None, metavar="DIR",
+                       help="run <name>.py / <name>.js from DIR in place of a custom tool's "
+                       "stored code, read again on every run (with --run-tool-code)")
     serve.add_argument("--workers", type=int, default=1, metavar="N",
                        help="worker processes (more than 1 needs --state)")
     serve.set_defaults(func=_serve)

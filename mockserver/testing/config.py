@@ -33,7 +33,7 @@ REMOTE_SETTINGS = {
     "other_workspace": ("--mock-api-other-workspace", "MOCK_API_OTHER_WORKSPACE"),
 }
 MARKER_FIELDS = ("fixtures", "rate_limit", "seed", "self_check", "clock", "journal_size",
-                  "strict_params", "fail_on_ignored_params")
+                  "strict_params", "fail_on_ignored_params", "run_tool_code")
 
 
 @dataclass(frozen=True)
@@ -57,6 +57,8 @@ class MockApiConfig:
     # strict_params refuses them with 400; fail_on_ignored_params fails the test that sent one.
     strict_params: bool = False
     fail_on_ignored_params: bool = False
+    # Custom tools' code runs for real (engine/toolexec.py): the user's own tests, in process.
+    run_tool_code: bool = True
     base_url: str | None = None  # a real server: the mock is not started
     # Shared state (redis://HOST:PORT/DB): the mock is one worker of a mock kept in Redis.
     state: str | None = None
@@ -99,6 +101,9 @@ def add_options(parser: pytest.Parser) -> None:
     group.addoption("--mock-api-seed", type=int, default=None, help="seed for generated ids")
     group.addoption("--mock-api-self-check", choices=("on", "off"), default=None,
                     help="validate every mock response against the document (default on)")
+    group.addoption("--mock-api-run-tool-code", choices=("on", "off"), default=None,
+                    help="run custom tools' code for real (default on; off: deterministic "
+                    "answers that say nothing ran)")
     group.addoption("--mock-api-clock", default=None, metavar="ISO|real",
                     help=f"frozen start instant of the mock clock (default {DEFAULT_CLOCK}); "
                          "'real' follows wall time")
@@ -135,6 +140,8 @@ def add_options(parser: pytest.Parser) -> None:
     parser.addini("mock_api_seed", "seed for generated ids", default="")
     parser.addini("mock_api_self_check", "validate mock responses (default true)", type="bool",
                   default=True)
+    parser.addini("mock_api_run_tool_code", "run custom tools' code for real (default true)",
+                  type="bool", default=True)
     parser.addini("mock_api_clock", "frozen start instant, or 'real'", default="")
     parser.addini("mock_api_strict_params", "refuse unknown query parameters with 400",
                   type="bool", default=False)
@@ -196,6 +203,9 @@ def _read_config(pytestconfig: pytest.Config) -> MockApiConfig:
     check = pytestconfig.getoption("--mock-api-self-check")
     config = config.replace(self_check=(check == "on") if check is not None
                             else bool(pytestconfig.getini("mock_api_self_check")))
+    run = pytestconfig.getoption("--mock-api-run-tool-code")
+    config = config.replace(run_tool_code=(run == "on") if run is not None
+                            else bool(pytestconfig.getini("mock_api_run_tool_code")))
     clock = pick("--mock-api-clock", "mock_api_clock")
     if clock is not None:
         config = config.replace(clock=None if clock == "real" else clock)

@@ -62,7 +62,8 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
         "mock_api(fixtures=None, rate_limit=None, seed=None, self_check=None, clock=None, "
-        "journal_size=None, strict_params=None, fail_on_ignored_params=None): configure the "
+        "journal_size=None, strict_params=None, fail_on_ignored_params=None, "
+        "run_tool_code=None): configure the "
         "mock_api fixture for this test",
     )
     robust_mode.configure(config)  # the mock_api_robust marker and its hook
