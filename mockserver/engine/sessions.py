@@ -192,9 +192,9 @@ class Sessions:
 
     # -- requests -----------------------------------------------------------------------------
 
-    def resolve(self, name: str) -> MockState:
+    def resolve(self, name: str, create: bool = True) -> MockState:
         """The state a request names (its use noted for idle expiry); 404 for an unknown name
-        (unless sessions are created on first use)."""
+        (unless sessions are created on first use, and `create`: the caller may, H17)."""
         if name == DEFAULT_SESSION:
             return self.default
         now = time.monotonic()
@@ -202,7 +202,7 @@ class Sessions:
             self.expire_idle(now)
         info = self._sessions.get(name)
         if info is None:
-            if not self.create_on_use:
+            if not (self.create_on_use and create):
                 raise unknown_session(name, self.idle_seconds)
             try:
                 info = self.create(name)

@@ -534,6 +534,11 @@ class Store:
             base = Seed(base, key_fields)
         self.clock = clock
         self.seed = seed  # of the id sequence
+        # What the state's ids are salted with (DECISIONS H21: a stranger cannot predict another
+        # session's next id) and what its file URLs are signed for (H2, H3); set by
+        # `MockState.seal`, empty for a bare store (ids from the seed alone).
+        self.salt = ""
+        self.scope = ""
         self.lock = threading.RLock()
         self.base: Base = base
         self._frozen: _Frozen | None = None
@@ -699,7 +704,7 @@ class Store:
                 return result
             self._counter += 1
             digest = hashlib.blake2b(
-                f"{self.seed}:{self._counter}".encode(), digest_size=32
+                f"{self.seed}:{self.salt}{self._counter}".encode(), digest_size=32
             ).hexdigest()
         alphabet = "0123456789abcdefghjkmnpqrstvwxyz"
         body = "".join(alphabet[int(digest[i : i + 2], 16) % 32] for i in range(0, 64, 2))
@@ -713,7 +718,7 @@ class Store:
                 return result
             self._counter += 1
             return hashlib.blake2b(
-                f"{self.seed}:{self._counter}".encode(), digest_size=12
+                f"{self.seed}:{self.salt}{self._counter}".encode(), digest_size=12
             ).hexdigest()
 
     def now(self) -> str:

@@ -42,7 +42,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import orjson
 
-from ..data.fixtures import FixtureError, load_dataset
+from ..data.fixtures import load_dataset
 from ..engine.clock import parse_clock
 from ..engine.errors import ApiError, BadRequest, NotFound
 from ..engine.records import add_record, get_record, no_record
@@ -51,6 +51,7 @@ from ..engine.validation import RequestValidator
 from ..openapi.spec import Spec, data_dir
 from ..openapi.yamlload import load_yaml
 from ..robust.control import clear_variations, get_variations, set_variations
+from . import fixtureload
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -322,18 +323,18 @@ def _set_rate_limits(call: Call) -> dict[str, Any]:
 
 
 @handles("loadFixtures")
+@fixtureload.blocking  # off the event loop, within a time, under --fixtures-root (H18)
 def _load_fixtures(call: Call) -> dict[str, Any]:
-    body = call.body
+    body, mock = call.body, call.mock
     if body.get("default"):
         paths = None
     elif body.get("paths") or body.get("path"):
-        paths = body.get("paths") or [body["path"]]
+        paths = fixtureload.allowed_paths(mock, body.get("paths") or [body["path"]])
     else:
         raise BadRequest("body needs 'path', 'paths' or \"default\": true")
-    try:
-        loaded = load_fixtures(call.mock, paths, call.state)
-    except (FixtureError, OSError) as exc:
-        raise BadRequest(f"fixtures not loaded: {exc}") from None
+    dataset = fixtureload.read_bounded(lambda: load_dataset(paths, spec=mock.spec))
+    call.state.load_dataset(dataset)  # only once it all loaded
+    loaded = {name: len(rows) for name, rows in sorted(dataset.tables.items())}
     return {"loaded": loaded, "tokens": len(call.state.dataset.tokens)}
 
 
