@@ -111,6 +111,7 @@ import time
 from datetime import UTC, datetime
 from typing import Any
 
+import anyio.to_thread
 from starlette.types import Receive, Scope, Send
 
 from ..data.fixtures import Dataset, load_dataset
@@ -119,7 +120,7 @@ from .auth import TokenRegistry
 from .cache import ResponseCache
 from .clock import Clock
 from .config import Config
-from .context import Services
+from .context import Services, ToolSettings
 from .core import Core
 from .exchange import Exchange, Scanned, read_body
 from .faults import Faults, fault_target_problem
@@ -176,7 +177,9 @@ class MockApp:
         self._fields: dict[str, tuple[str, ...]] = {}
         secret = config.storage_secret
         self.keys = keys = StorageKeys(None if secret is None else secret.encode())
-        self.services = Services(self.cursors, self.fields, self.spec.resource_paths, keys)
+        self.services = Services(self.cursors, self.fields, self.spec.resource_paths, keys,
+                                 ToolSettings(config.run_tool_code, config.tool_code_dir,
+                                              config.tool_limits))
         if self.state.replicated:  # one key and one scope per state on every replica
             self.state.use_storage_keys(keys)  # type: ignore[attr-defined]
             self.state.seal(keys, keys.scope("", ""))
@@ -339,7 +342,10 @@ class MockApp:
                 await layers.fault(ex)
             if ex.effect is None or not layers.injected(ex):
                 if state.variations is None:
+                    ex.offload = True
                     self.core.answer(ex)
+                    if ex.deferred is not None:  # a custom tool's run, off the event loop
+                        await anyio.to_thread.run_sync(self.core.complete, ex)
                 else:  # robustness mode's layer (robust/runtime.py), in the core's place
                     await state.variations.answer(self, ex)
             logged = self.config.request_log
