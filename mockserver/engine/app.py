@@ -102,6 +102,15 @@ Around the pipeline, each in its own module:
 | `mockserver/cli.py` | the front door: `PARSED` (products adding their subcommands: `standalone/cli.py` `serve`, `fixtures generate`; `record/cli.py`), `OWN_LINE` (products parsing their own line: `conform`, needing the `conform` extra, exit 2 naming it when absent; `proxy`; `robust`) |
 | `robust_cli.py`, `robust/ddmin.py` | `python -m mockserver robust -- COMMAND`: the mock served in a thread (`serve_mock`), one session and drawn plan per run through the control API (`Runner`), a failure reduced by `reduce_failure` (empty plan, applied items, then `ddmin`, a pure function over a plan's items) and printed with its `--replay` line |
 | `conform/` | the conformance gate (see below) |
+
+Deferred answers
+----------------
+
+A handler whose answer takes time (a custom tool's run, `toolexec.py`) returns a
+`context.Deferred`: on the in-memory path (`Exchange.offload`) the core leaves it in
+`ex.deferred` and `serve` awaits `Core.complete` in a worker thread, outside the store's lock
+(the run reads no state), which encodes and self-checks it; elsewhere (a shared state's worker
+thread, a variation plan) the core runs it in place.
 """
 
 from __future__ import annotations
