@@ -1,0 +1,261 @@
+"""Progression on the mock's clock (mockserver/engine/progression.py): agent runs, workflow
+executions, outbound messages and knowledge-base files move as the clock passes, hold while
+it is frozen, follow their session's mode, and settle by a test's guarded transition."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from conftest import FROZEN_AT
+from starlette.testclient import TestClient
+
+from mockserver.engine.app import MockApp
+from mockserver.engine.progression import Refused, set_modes, transition
+
+AGENT = "ag_harbor_concierge"
+CRON = "tr_harbor_concierge_precheckin"  # "0 9 * * *", enabled, agent in autopilot
+WS = "ws_harborview"
+
+
+def dispatch(client: TestClient, agent: str = AGENT, trigger: str = CRON) -> str:
+    answer = client.post(f"/v1/agents/{agent}/run", json={"trigger_id": trigger})
+    assert answer.status_code == 200, answer.text
+    run_id: str = answer.json()["data"]["run_id"]
+    return run_id
+
+
+def run_of(client: TestClient, run_id: str, agent: str = AGENT) -> dict[str, Any]:
+    runs = client.get(f"/v1/agents/{agent}/runs", params={"limit": 100}).json()["data"]
+    [listed] = [r for r in runs if r["run_id"] == run_id]
+    detail = client.get(f"/v1/agents/{agent}/runs/{listed['id']}")
+    assert detail.status_code == 200, detail.text
+    shown: dict[str, Any] = detail.json()["data"]
+    assert {k: v for k, v in shown.items() if k in listed} == listed  # list and detail agree
+    return shown
+
+
+def modes(mock: MockApp, **kinds: Any) -> None:
+    mock.state.write(lambda store: set_modes(store, kinds))
+
+
+def advance(mock: MockApp, seconds: float) -> None:
+    mock.state.advance_clock(seconds)
+
+
+def test_a_run_in_time_mode_is_accepted_then_running_then_completed(
+        client: TestClient, mock: MockApp) -> None:
+    modes(mock, agent_runs={"mode": "time", "running_after": 1, "done_after": 6})
+    run_id = dispatch(client)
+    first = run_of(client, run_id)
+    assert first["status"] == "accepted" and first["completed_at"] is None
+    assert first["duration_ms"] == 0 and first["token_usage"] == {"input": 0, "output": 0}
+    advance(mock, 0.5)
+    assert run_of(client, run_id)["status"] == "accepted"
+    advance(mock, 0.5)
+    running = run_of(client, run_id)
+    assert running["status"] == "running" and running["completed_at"] is None
+    advance(mock, 5)
+    done = run_of(client, run_id)
+    assert done["status"] == "completed" and done["error"] is None
+    assert done["duration_ms"] == 6000 and done["completed_at"] == "2026-11-01T12:00:06.000Z"
+    assert done["token_usage"]["input"] > 0 and done["total_cost"] > 0
+    assert done["response"] and done["reflection"] and done["disposition"] == "answered"
+    assert done["autopilot_sent"] is True  # the agent is in autopilot and replied
+
+
+def test_a_frozen_clock_holds_a_run(client: TestClient, mock: MockApp) -> None:
+    run_id = dispatch(client)
+    assert [run_of(client, run_id)["status"] for _ in range(3)] == ["accepted"] * 3
+    advance(mock, 3600)
+    assert run_of(client, run_id)["status"] == "completed"
+
+
+def test_immediate_mode_shows_the_outcome_at_once(client: TestClient, mock: MockApp) -> None:
+    modes(mock, agent_runs={"mode": "immediate"})
+    done = run_of(client, dispatch(client))
+    assert done["status"] == "completed" and done["completed_at"] is not None
+
+
+def test_manual_mode_waits_for_a_transition_and_an_ended_run_cannot_move(
+        client: TestClient, mock: MockApp) -> None:
+    modes(mock, agent_runs={"mode": "manual"})
+    run_id = dispatch(client)
+    advance(mock, 86400)
+    run = run_of(client, run_id)
+    assert run["status"] == "accepted"
+    failed = mock.state.write(lambda store: transition(
+        store, "agent_runs", run["id"], "failed", {"error": "Model provider timeout"}))
+    assert failed["status"] == "failed"
+    shown = run_of(client, run_id)
+    assert shown["status"] == "failed" and shown["error"] == "Model provider timeout"
+    assert shown["completed_at"] == "2026-11-02T12:00:00.000Z"
+    with pytest.raises(Refused) as refused:
+        mock.state.write(lambda store: transition(store, "agent_runs", run["id"],
+                                                  "completed", {}))
+    assert refused.value.status == 409 and "is failed" in str(refused.value)
+
+
+def test_a_fixture_run_in_progress_progresses_from_its_own_start(
+        client: TestClient, mock: MockApp) -> None:
+    # ar_aisha_khan_02 has been running since 2026-10-31T17:43:16Z: long done by noon.
+    run = client.get(f"/v1/agents/{AGENT}/runs/ar_aisha_khan_02").json()["data"]
+    assert run["status"] == "completed" and run["completed_at"] == "2026-10-31T17:43:28.000Z"
+    modes(mock, agent_runs={"mode": "manual"})
+    assert client.get(f"/v1/agents/{AGENT}/runs/ar_aisha_khan_02").json()["data"][
+        "status"] == "running"
+
+
+def test_the_status_filter_sees_runs_as_they_stand(client: TestClient, mock: MockApp) -> None:
+    run_id = dispatch(client)
+    def listed(status: str) -> list[str]:
+        page = client.get(f"/v1/agents/{AGENT}/runs", params={"status": status, "limit": 100})
+        return [r["run_id"] for r in page.json()["data"]]
+    assert run_id in listed("accepted") and run_id not in listed("completed")
+    advance(mock, 60)
+    assert run_id in listed("completed") and run_id not in listed("accepted")
+
+
+def test_a_workflow_execution_ends_with_its_events_in_order(
+        client: TestClient, mock: MockApp) -> None:
+    path = "/v1/workflows/wf_door_code_v2/executions/wx_door_code_aisha/events"
+    before = client.get(path, params={"workspace_id": WS}).json()["data"]
+    executions = client.get("/v1/workflows/wf_door_code_v2/executions",
+                            params={"workspace_id": WS}).json()["data"]
+    [execution] = [x for x in executions if x["execution_id"] == "wx_door_code_aisha"]
+    # Started 30 s before noon: by now RUNNING (running_after 2 s), not done (60 s).
+    assert execution["status"] == "RUNNING" and execution["ended_at"] is None
+    advance(mock, 60)
+    executions = client.get("/v1/workflows/wf_door_code_v2/executions",
+                            params={"workspace_id": WS}).json()["data"]
+    [execution] = [x for x in executions if x["execution_id"] == "wx_door_code_aisha"]
+    assert execution["status"] == "SUCCESS"
+    assert execution["ended_at"] == "2026-11-01T12:00:30.000Z"
+    after = client.get(path, params={"workspace_id": WS}).json()["data"]
+    assert len(after) > len(before) and after[: len(before)] == before
+    assert [e["sequence"] for e in after] == list(range(1, len(after) + 1))
+    assert after[-1]["type"] == "COMPLETED"
+    stamps = [e["occurred_at"] for e in after]
+    assert stamps == sorted(stamps)
+    # Paged one by one, the same timeline.
+    paged, cursor = [], None
+    while True:
+        params = {"workspace_id": WS, "limit": 1, **({"cursor": cursor} if cursor else {})}
+        page = client.get(path, params=params).json()
+        paged += page["data"]
+        cursor = page["next_cursor"]
+        if not cursor:
+            break
+    assert paged == after
+
+
+def test_a_failed_execution_says_why(client: TestClient, mock: MockApp) -> None:
+    modes(mock, workflow_executions={"mode": "manual"})
+    done = mock.state.write(lambda store: transition(
+        store, "workflow_executions", "wx_review_lucas", "FAILED",
+        {"error": "Step 'send_review' failed: SMS provider down"}))
+    assert done["status"] == "FAILED" and done["ended_at"] == FROZEN_AT
+    events = client.get("/v1/workflows/wf_review_request_v1/executions/wx_review_lucas/events",
+                        params={"workspace_id": WS}).json()["data"]
+    assert events[-1]["type"] in ("FAILED", "STEP_SUCCEEDED", "STEP_STARTED")
+
+
+def test_an_outbound_message_is_delivered(client: TestClient, mock: MockApp) -> None:
+    sent = client.post("/v1/conversations/ph_emma_clarke/messages",
+                       json={"body": "See you soon"})
+    assert sent.status_code in (200, 201), sent.text
+    message_id = sent.json()["data"]["id"]
+
+    def status() -> str:
+        page = client.get("/v1/conversations/ph_emma_clarke/messages",
+                          params={"limit": 100}).json()["data"]
+        [found] = [m for m in page if m["id"] == message_id]
+        return str(found["status"])
+
+    assert status() == "sent"
+    advance(mock, 3)
+    assert status() == "delivered"
+    advance(mock, 3600)
+    assert status() == "read"  # a WhatsApp thread: reads are reported
+    with pytest.raises(Refused) as refused:
+        mock.state.write(lambda store: transition(store, "messages", message_id, "failed", {}))
+    assert refused.value.status == 409 and "is read" in str(refused.value)
+
+
+def test_a_message_fails_with_a_provider_error(client: TestClient, mock: MockApp) -> None:
+    modes(mock, messages={"mode": "manual"})
+    sent = client.post("/v1/conversations/ph_emma_clarke/messages", json={"body": "Hello"})
+    message_id = sent.json()["data"]["id"]
+    failed = mock.state.write(lambda store: transition(
+        store, "messages", message_id, "failed", {"error": "Twilio error 30006"}))
+    assert failed["status"] == "failed" and failed["_error"] == "Twilio error 30006"
+
+
+def test_a_pending_file_is_not_searchable_until_indexed(
+        client: TestClient, mock: MockApp) -> None:
+    made = client.post("/v1/kb/nodes", params={"workspace_id": WS}, json={
+        "title": "Quokka policy", "body": "Quokkas are welcome in the garden cottage."})
+    assert made.status_code == 201
+    node = made.json()["data"]
+    assert node["embed_status"] == "pending" and node["chunk_count"] == 0
+
+    def found() -> list[str]:
+        hits = client.post("/v1/kb/search", params={"workspace_id": WS},
+                           json={"query": "quokkas garden"})
+        assert hits.status_code == 200, hits.text
+        return [h["node_id"] for h in hits.json()["data"]]
+
+    assert node["id"] not in found()
+    advance(mock, 2)
+    shown = client.get(f"/v1/kb/nodes/{node['id']}").json()["data"]
+    assert shown["embed_status"] == "processing" and node["id"] not in found()
+    advance(mock, 8)
+    shown = client.get(f"/v1/kb/nodes/{node['id']}").json()["data"]
+    assert shown["embed_status"] == "indexed" and shown["chunk_count"] == 1
+    assert node["id"] in found()
+    # A body edit goes back through pending.
+    edited = client.patch(f"/v1/kb/nodes/{node['id']}", params={"workspace_id": WS},
+                          json={"body": "Quokkas must stay outside."})
+    assert edited.json()["data"]["embed_status"] == "pending"
+    assert node["id"] not in found()
+
+
+def test_the_automation_rate_counts_runs_as_they_complete(
+        client: TestClient, mock: MockApp) -> None:
+    url = "/v1/insights/conversation-automation-rate"
+    # Only ar_aisha_khan_02 (running since 17:43:16, an autopilot agent) is in this period.
+    params = {"workspace_id": WS, "start": "2026-10-31T17:43:00.000Z",
+              "end": "2026-10-31T17:44:00.000Z"}
+    modes(mock, agent_runs={"mode": "manual"})
+    held = client.get(url, params=params).json()["data"]
+    assert held["total_conversations"] == 1 and held["automated_conversations"] == 0
+    modes(mock, agent_runs={"mode": "time"})
+    done = client.get(url, params=params).json()["data"]
+    assert done["automated_conversations"] == 1 and done["automation_rate"] == 1
+
+
+def test_cron_triggers_dispatch_runs_as_the_clock_passes_them(
+        client: TestClient, mock: MockApp) -> None:
+    def cron_runs() -> list[dict[str, Any]]:
+        runs = client.get(f"/v1/agents/{AGENT}/runs", params={"limit": 100}).json()["data"]
+        return [r for r in runs if r["trigger_id"] == CRON]
+
+    assert cron_runs() == []
+    advance(mock, 20 * 3600)  # noon to 08:00 next day: no 09:00 passed
+    assert cron_runs() == []
+    advance(mock, 3700)  # past 09:00
+    [run] = cron_runs()
+    assert run["created_at"] == "2026-11-02T09:00:00.000Z" and run["status"] == "completed"
+    advance(mock, 2 * 86400)
+    assert len(cron_runs()) == 3
+
+
+def test_settings_are_refused_naming_the_field(mock: MockApp) -> None:
+    for bad, field in [({"agent_runs": {"mode": "slow"}}, "agent_runs.mode"),
+                       ({"agent_runs": {"done_after": -1}}, "agent_runs.done_after"),
+                       ({"agent_runs": {"running_after": 9, "done_after": 3}},
+                        "agent_runs.running_after"),
+                       ({"tickets": {"mode": "time"}}, "kind")]:
+        with pytest.raises(Refused) as refused:
+            mock.state.write(lambda store, bad=bad: set_modes(store, bad))
+        assert refused.value.status == 400 and field in str(refused.value)
