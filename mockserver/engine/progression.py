@@ -37,7 +37,7 @@ from .clock import MAX_MS, format_timestamp, parse_timestamp
 from .store import Record, Store
 
 __all__ = ["KINDS", "MOCK_TABLE", "MODES", "TRANSITION_FIELDS", "Kind", "Refused",
-           "checked_mode", "chunk_count", "cron_fires", "default_modes", "events_of",
+           "checked_mode", "chunk_count", "cron_fires", "default_modes", "dispatch_execution", "events_of",
            "fire_crons", "in_schedule", "mode_of", "modes_of", "new_run", "scripts_of",
            "set_modes", "settle", "start_of", "state_of", "take_outcome", "timezone_problem",
            "transition", "view"]
@@ -164,7 +164,8 @@ def state_of(kind: Kind, record: Record, modes: Mapping[str, Any], now_ms: int
         reached, at = stored, start
     elif now_ms >= done_at:
         reached, at = final, done_at
-    elif now_ms >= middle_at and final != "failed":
+    elif now_ms >= middle_at and not (final == "failed" and kind.middle in kind.ends):
+        # (a message that fails was never delivered)
         reached, at = kind.middle, middle_at
     else:
         reached, at = kind.initial, start
@@ -571,6 +572,18 @@ def new_run(store: Store, agent: Record, trigger: Record, payload: Any, *,
         "_payload": payload,
         "_progress": progress,
     })
+
+
+def dispatch_execution(store: Store, record: Record, now: str) -> dict[str, Any]:
+    """A workflow execution dispatched now: STARTED, not ended, its start and outcome (the
+    workflow's next scripted one, or the default: a listed miss) in `_progress`."""
+    progress: dict[str, Any] = {"start": parse_timestamp(now)}
+    outcome = take_outcome(store, "workflows", str(record.get("workflow_id")),
+                           str(record.get("execution_id")))
+    if outcome is not None:
+        progress["outcome"] = outcome
+    return {**record, "status": "STARTED", "started_at": now, "ended_at": None,
+            "error_summary": None, "_progress": progress}
 
 
 def fire_crons(store: Store, before_ms: int, after_ms: int) -> int:

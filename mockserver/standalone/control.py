@@ -34,6 +34,7 @@ from ..openapi.spec import Operation, Spec, data_dir
 from ..openapi.yamlload import load_yaml
 from ..robust.control import clear_variations, get_variations, set_variations
 from .bind import is_loopback_address
+from .progression import ENDPOINTS as PROGRESSION_ENDPOINTS
 
 if TYPE_CHECKING:
     from ..engine.app import MockApp
@@ -420,6 +421,7 @@ ENDPOINTS: dict[str, Endpoint] = {
     "setVariations": _put_variations,
     "getVariations": _get_variations,
     "clearVariations": _delete_variations,
+    **PROGRESSION_ENDPOINTS,
 }
 
 

@@ -11,7 +11,8 @@ from conftest import FROZEN_AT
 from starlette.testclient import TestClient
 
 from mockserver.engine.app import MockApp
-from mockserver.engine.progression import Refused, set_modes, transition
+from mockserver.engine.clock import parse_timestamp
+from mockserver.engine.progression import Refused, in_schedule, set_modes, transition
 
 AGENT = "ag_harbor_concierge"
 CRON = "tr_harbor_concierge_precheckin"  # "0 9 * * *", enabled, agent in autopilot
@@ -259,3 +260,28 @@ def test_settings_are_refused_naming_the_field(mock: MockApp) -> None:
         with pytest.raises(Refused) as refused:
             mock.state.write(lambda store, bad=bad: set_modes(store, bad))
         assert refused.value.status == 400 and field in str(refused.value)
+
+
+def test_an_unknown_timezone_is_refused_naming_the_field(client: TestClient) -> None:
+    schedule = {"timezone": "Mars/Olympus", "days": []}
+    refused = client.patch(f"/v1/agents/{AGENT}", json={"autopilot_schedule": schedule})
+    assert refused.status_code == 400
+    assert "autopilot_schedule.timezone" in refused.json()["error"]
+    assert client.get(f"/v1/agents/{AGENT}").json()["data"]["autopilot_schedule"][
+        "timezone"] == "America/Los_Angeles"  # nothing kept
+    schedule["timezone"] = "Europe/Vienna"
+    assert client.patch(f"/v1/agents/{AGENT}",
+                        json={"autopilot_schedule": schedule}).status_code == 200
+
+
+def test_the_autopilot_schedule_is_read_in_its_timezone() -> None:
+    schedule = {"timezone": "America/Los_Angeles", "days": [
+        {"day": "sunday", "enabled": True, "ranges": [{"start": "08:00 AM", "end": "11:00 PM"}]},
+    ]}
+    # 2026-11-01 is a Sunday; 15:00Z is 07:00 in Los Angeles (PST after the change that day),
+    # 16:00Z is 08:00.
+    assert not in_schedule(schedule, parse_timestamp("2026-11-01T15:00:00.000Z"))
+    assert in_schedule(schedule, parse_timestamp("2026-11-01T16:00:00.000Z"))
+    assert in_schedule(schedule, parse_timestamp("2026-11-02T06:59:00.000Z"))  # 22:59 Sunday
+    assert not in_schedule(schedule, parse_timestamp("2026-11-02T07:00:00.000Z"))
+    assert in_schedule(None, 0)

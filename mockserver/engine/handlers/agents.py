@@ -13,7 +13,7 @@ from typing import Any
 
 from ..context import Context
 from ..errors import BadRequest, NotFound
-from ..progression import new_run, view
+from ..progression import new_run, timezone_problem, view
 from ..store import Record
 from . import operation
 
@@ -79,6 +79,13 @@ def _checked_changes(ctx: Context, workspace_id: str, body: dict[str, Any],
     """The checked and normalised values of the model, skill, connection, guardrail and
     trigger fields present in `body`."""
     changes: dict[str, Any] = {}
+    schedule = body.get("autopilot_schedule")
+    if isinstance(schedule, dict) and "timezone" in schedule:
+        # The schedule is read in its IANA timezone at the mock's clock (progression.py's
+        # in_schedule): one that names no timezone is refused (spec/DECISIONS.md P17).
+        problem = timezone_problem(schedule["timezone"])
+        if problem is not None:
+            raise BadRequest(f"body field 'autopilot_schedule.timezone': {problem}")
     if "model" in body:
         _check_model(ctx, body["model"])
         changes["model"] = body["model"]
