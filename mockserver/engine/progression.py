@@ -653,8 +653,10 @@ def checked_mode(table: str, value: Any) -> dict[str, Any]:
 
 def set_modes(store: Store, changes: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
     """Set kinds' modes (checked first: nothing is written when one is refused)."""
-    checked = {table: checked_mode(table, value) for table, value in changes.items()}
     modes = modes_of(store)
+    checked = {table: checked_mode(table, {**modes.get(table, {}), **value}
+                                   if isinstance(value, Mapping) else value)
+               for table, value in changes.items()}
     modes.update(checked)
     store.insert(MOCK_TABLE, {"id": PROGRESSION_KEY, "kinds": modes})
     return modes

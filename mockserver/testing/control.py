@@ -25,6 +25,14 @@ import pytest
 from ..engine.app import MockApp
 from ..engine.errors import ApiError
 from ..engine.faults import FaultRule
+from ..engine.progress_control import (
+    get_progression,
+    list_scripts,
+    set_progression,
+    set_script,
+    transition_record,
+)
+from ..engine.progression import Refused
 from ..engine.records import add_record, get_record, no_record, unknown_table
 from ..engine.sessions import SESSION_HEADER, SESSION_PREFIX
 from ..engine.state import MockState
@@ -96,6 +104,19 @@ class Control:
 
     def get(self, table: str, key: str) -> dict[str, Any] | None:
         self._skip("get()")
+
+    def progression(self, body: dict[str, Any] | None) -> dict[str, Any]:
+        """The session's progression modes, after setting those `body` names (None: read)."""
+        self._skip("progression")
+
+    def transition(self, table: str, key: str, body: dict[str, Any]) -> dict[str, Any]:
+        self._skip("transition()")
+
+    def script(self, kind: str, target: str, outcomes: list[Any]) -> dict[str, Any]:
+        self._skip("script_agent()" if kind == "agents" else "script_workflow()")
+
+    def scripts(self) -> dict[str, Any]:
+        self._skip("scripts()")
 
     def transport(self) -> httpx.BaseTransport:
         self._skip("transport()")
@@ -230,6 +251,23 @@ class InProcessControl(Control):
         except ApiError as error:
             raise pytest.UsageError(f"mock_api.get: {error.message}") from None
 
+    def progression(self, body: dict[str, Any] | None) -> dict[str, Any]:
+        if body is None:
+            return get_progression(self.state)
+        return _refusing(lambda: set_progression(self.state, body))
+
+    def transition(self, table: str, key: str, body: dict[str, Any]) -> dict[str, Any]:
+        found = _refusing(lambda: transition_record(self.mock, self.state, table, key, body))
+        return dict(found["data"])
+
+    def script(self, kind: str, target: str, outcomes: list[Any]) -> dict[str, Any]:
+        found = _refusing(lambda: set_script(self.mock, self.state, kind, target,
+                                             {"outcomes": outcomes}))
+        return dict(found["data"])
+
+    def scripts(self) -> dict[str, Any]:
+        return dict(list_scripts(self.state)["data"])
+
     def transport(self) -> httpx.BaseTransport:
         if self.dispatch is not None:
             # One per mock for the whole session (its event-loop thread starts once); the
@@ -276,6 +314,21 @@ def add_refused(table: str, status: int, message: str) -> Exception | None:
 
 
 # -- over the control API --------------------------------------------------------------------
+
+def _refused(status: int, message: str) -> Exception | None:
+    """A progression call's refusal (400, 404, 409) as `Refused`, over HTTP as in process."""
+    return Refused(status, message) if status in (400, 404, 409) else None
+
+
+def _refusing(call: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+    try:
+        return call()
+    except ApiError as error:
+        refused = _refused(error.status_code, error.message)
+        if refused is None:
+            raise
+        raise refused from None
+
 
 class ControlClient:
     """The control API over HTTP: each call names an operation of spec/control-openapi.yaml,
@@ -409,6 +462,26 @@ class HttpControl(Control):
         except LookupError:
             return None
         return dict(found["data"])
+
+    def progression(self, body: dict[str, Any] | None) -> dict[str, Any]:
+        if body is None:
+            return dict(self._call("getProgression"))
+        return dict(self.client.call("setProgression", body, session=self.name,
+                                     refused=_refused))
+
+    def transition(self, table: str, key: str, body: dict[str, Any]) -> dict[str, Any]:
+        found = self.client.call("transitionRecord", body, session=self.name,
+                                 path={"table": table, "id": key}, refused=_refused)
+        return dict(found["data"])
+
+    def script(self, kind: str, target: str, outcomes: list[Any]) -> dict[str, Any]:
+        operation = "setAgentScript" if kind == "agents" else "setWorkflowScript"
+        found = self.client.call(operation, {"outcomes": outcomes}, session=self.name,
+                                 path={"id": target}, refused=_refused)
+        return dict(found["data"])
+
+    def scripts(self) -> dict[str, Any]:
+        return dict(self._call("listScripts")["data"])
 
     def reset(self) -> None:
         self._call("resetMock")
