@@ -185,9 +185,11 @@ class Context:
         if render is None and self.operation.data_schema is not None:
             render = self.operation.data_schema
         items: list[Any]
-        if moving:
+        shown = [now(r) for r in found.items] if moving else found.items
+        if moving and any(a is not b for a, b in zip(shown, found.items, strict=True)):
+            # Some record moved: shown as it stands now (not cached: it changes as the clock
+            # moves). A page of settled records takes the usual way below.
             fields = self.services.fields(render) if isinstance(render, str) else None
-            shown = [now(r) for r in found.items]
             if fields is not None:
                 items = [{f: r[f] for f in fields if f in r} for r in shown]
             elif render is not None:

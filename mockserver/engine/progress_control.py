@@ -20,6 +20,7 @@ from .progression import (
     SCRIPT_KINDS,
     TRANSITION_FIELDS,
     Refused,
+    clock_log,
     modes_of,
     script_key,
     scripts_of,
@@ -48,8 +49,9 @@ def _api_error(refused: Refused) -> ApiError:
 
 
 def get_progression(state: MockState) -> dict[str, Any]:
-    """`{"kinds": {table: {mode, running_after, done_after}}}` of the session."""
-    return {"kinds": modes_of(state.store)}
+    """`{"kinds": {table: {mode, running_after, done_after}}, "caused": [...]}` of the
+    session: its modes, and what the clock caused (cron dispatches, with their cause)."""
+    return {"kinds": modes_of(state.store), "caused": clock_log(state.store)}
 
 
 def set_progression(state: MockState, body: Mapping[str, Any]) -> dict[str, Any]:

@@ -37,7 +37,7 @@ from .clock import MAX_MS, format_timestamp, parse_timestamp
 from .store import Record, Store
 
 __all__ = ["KINDS", "MOCK_TABLE", "MODES", "TRANSITION_FIELDS", "Kind", "Refused",
-           "checked_mode", "chunk_count", "cron_fires", "default_modes", "dispatch_execution", "events_of",
+           "checked_mode", "chunk_count", "clock_log", "cron_fires", "default_modes", "dispatch_execution", "events_of",
            "fire_crons", "in_schedule", "mode_of", "modes_of", "new_run", "scripts_of",
            "set_modes", "settle", "start_of", "state_of", "take_outcome", "timezone_problem",
            "transition", "view"]
@@ -482,6 +482,7 @@ def cron_fires(expression: str, after_ms: int, until_ms: int,
 
 SCRIPT_KINDS = {"agents": "agent_runs", "workflows": "workflow_executions"}
 SCRIPTS_LOG = "scripts"
+CLOCK_LOG = "clock"
 MAX_LOGGED = 200  # consumed and missed dispatches kept per session (the oldest dropped)
 
 
@@ -594,6 +595,7 @@ def fire_crons(store: Store, before_ms: int, after_ms: int) -> int:
     if after_ms <= before_ms:
         return 0
     fired = 0
+    caused: list[dict[str, Any]] = []
     for agent in list(store.all("agents")):
         if not agent.get("enabled", True) or agent.get("operation_mode") == "inactive":
             continue
@@ -604,10 +606,21 @@ def fire_crons(store: Store, before_ms: int, after_ms: int) -> int:
             if not isinstance(schedule, str):
                 continue
             for at in cron_fires(schedule, before_ms, after_ms):
-                new_run(store, agent, trigger, {}, at_ms=at,
-                        cause=f"clock: cron trigger {trigger['id']} ({schedule}) at {_stamp(at)}")
+                cause = f"clock: cron trigger {trigger['id']} ({schedule}) at {_stamp(at)}"
+                run = new_run(store, agent, trigger, {}, at_ms=at, cause=cause)
+                caused.append({"at": _stamp(at), "table": "agent_runs", "id": run["id"],
+                               "cause": cause})
                 fired += 1
+    if caused:
+        log = store.get(MOCK_TABLE, CLOCK_LOG) or {"id": CLOCK_LOG, "entries": []}
+        store.insert(MOCK_TABLE, {**log, "entries": [*log["entries"], *caused][-MAX_LOGGED:]})
     return fired
+
+
+def clock_log(store: Store) -> list[dict[str, Any]]:
+    """What the clock caused in this session (cron dispatches), oldest first."""
+    found = store.get(MOCK_TABLE, CLOCK_LOG)
+    return list(found["entries"]) if found else []
 
 
 # -- what a test sets (the control API, the fixture) -------------------------------------

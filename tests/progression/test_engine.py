@@ -12,6 +12,7 @@ from starlette.testclient import TestClient
 
 from mockserver.engine.app import MockApp
 from mockserver.engine.clock import parse_timestamp
+from mockserver.engine.progress_control import get_progression
 from mockserver.engine.progression import Refused, in_schedule, set_modes, transition
 
 AGENT = "ag_harbor_concierge"
@@ -249,6 +250,9 @@ def test_cron_triggers_dispatch_runs_as_the_clock_passes_them(
     assert run["created_at"] == "2026-11-02T09:00:00.000Z" and run["status"] == "completed"
     advance(mock, 2 * 86400)
     assert len(cron_runs()) == 3
+    caused = get_progression(mock.state)["caused"]
+    assert [c["id"] for c in caused] == [r["id"] for r in reversed(cron_runs())]
+    assert caused[0]["cause"] == f"clock: cron trigger {CRON} (0 9 * * *) at {run['created_at']}"
 
 
 def test_settings_are_refused_naming_the_field(mock: MockApp) -> None:
