@@ -188,9 +188,24 @@ def test_a_message_fails_with_a_provider_error(client: TestClient, mock: MockApp
     modes(mock, messages={"mode": "manual"})
     sent = client.post("/v1/conversations/ph_emma_clarke/messages", json={"body": "Hello"})
     message_id = sent.json()["data"]["id"]
+    with pytest.raises(Refused) as refused:
+        mock.state.write(lambda store: transition(store, "messages", message_id, "failed",
+                                                  {"error_summary": "x"}))
+    assert refused.value.status == 400 and "error_summary" in str(refused.value)
     failed = mock.state.write(lambda store: transition(
         store, "messages", message_id, "failed", {"error": "Twilio error 30006"}))
     assert failed["status"] == "failed" and failed["_error"] == "Twilio error 30006"
+
+
+def test_a_completed_run_cannot_fail_afterwards(client: TestClient, mock: MockApp) -> None:
+    run = run_of(client, dispatch(client))
+    advance(mock, 60)
+    assert run_of(client, run["run_id"])["status"] == "completed"
+    with pytest.raises(Refused) as refused:
+        mock.state.write(lambda store: transition(store, "agent_runs", run["id"], "failed",
+                                                  {"error": "late"}))
+    assert refused.value.status == 409 and "is completed" in str(refused.value)
+    assert run_of(client, run["run_id"])["status"] == "completed"
 
 
 def test_a_pending_file_is_not_searchable_until_indexed(
