@@ -196,3 +196,13 @@ def test_a_snapshot_and_its_fork_agree(api: TestClient) -> None:
     shown = [run(api, key, base) for base in ("/sessions/setup", "/sessions/fork")]
     assert shown[0] == shown[1] and shown[0]["status"] == "failed"
     assert shown[0]["error"] == "boom"
+
+
+def test_a_session_past_its_memory_cap_is_refused_and_keeps_nothing(
+        api: TestClient, module_mock: MockApp, monkeypatch: pytest.MonkeyPatch) -> None:
+    api.post("/__mock__/sessions", json={"name": "small"})
+    monkeypatch.setattr(module_mock.sessions, "max_change_bytes", 1)
+    refused = api.put(f"/sessions/small/__mock__/scripts/agents/{AGENT}",
+                      json={"outcomes": [{"status": "completed"}]})
+    assert refused.status_code == 507, refused.text
+    assert api.get("/sessions/small/__mock__/scripts").json()["data"]["agents"] == {}
