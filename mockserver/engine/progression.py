@@ -179,8 +179,11 @@ def view(store: Store, table: str, record: Record, modes: Mapping[str, Any] | No
     """`record` of `table` as the API shows it now (itself when it does not move)."""
     kind = KINDS[table]
     progress = record.get("_progress")
-    if progress is None and not (kind.moving(record.get(kind.field)) and kind.applies(record)):
-        return record
+    if progress is None:
+        if not (kind.moving(record.get(kind.field)) and kind.applies(record)):
+            return record
+    elif progress.get("held"):
+        return record  # robustness mode varied it: shown as varied
     if modes is None:
         modes = mode_of(store, table)
     if now_ms is None:

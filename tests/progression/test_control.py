@@ -206,3 +206,22 @@ def test_a_session_past_its_memory_cap_is_refused_and_keeps_nothing(
                       json={"outcomes": [{"status": "completed"}]})
     assert refused.status_code == 507, refused.text
     assert api.get("/sessions/small/__mock__/scripts").json()["data"]["agents"] == {}
+
+
+def test_robustness_mode_varies_a_run_state_and_the_clock_leaves_it(api: TestClient) -> None:
+    item = {"kind": "enum", "operation": "getAgentRun", "table": "agent_runs",
+            "record": "ar_sarah_cohen_01", "field": "status", "value": "failed"}
+    path = "/v1/agents/ag_harbor_copilot/runs/ar_sarah_cohen_01"
+    assert run_status(api, path) == "completed"  # accepted at 08:30, done by noon
+    assert api.put("/__mock__/variations", json={"plan": [item]}).status_code == 200
+    assert run_status(api, path) == "failed"
+    advance(api, 3600)
+    assert run_status(api, path) == "failed"
+    assert api.put("/__mock__/variations", json={"plan": []}).status_code == 200
+    assert run_status(api, path) == "completed"
+
+
+def run_status(api: TestClient, path: str) -> str:
+    answer = api.get(path)
+    assert answer.status_code == 200, answer.text
+    return str(answer.json()["data"]["status"])
