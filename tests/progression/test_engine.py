@@ -10,6 +10,7 @@ import pytest
 from conftest import FROZEN_AT
 from starlette.testclient import TestClient
 
+from mockserver.engine import context
 from mockserver.engine.app import MockApp
 from mockserver.engine.clock import parse_timestamp
 from mockserver.engine.progress_control import get_progression
@@ -304,3 +305,19 @@ def test_the_autopilot_schedule_is_read_in_its_timezone() -> None:
     assert in_schedule(schedule, parse_timestamp("2026-11-02T06:59:00.000Z"))  # 22:59 Sunday
     assert not in_schedule(schedule, parse_timestamp("2026-11-02T07:00:00.000Z"))
     assert in_schedule(None, 0)
+
+
+def test_a_page_evaluates_progression_for_its_records_only(
+        client: TestClient, mock: MockApp, monkeypatch: pytest.MonkeyPatch) -> None:
+    for _ in range(30):
+        dispatch(client)
+    calls: list[str] = []
+    real = context._view
+
+    def counting(store: Any, table: str, record: Any, *args: Any) -> Any:
+        calls.append(record["id"])
+        return real(store, table, record, *args)
+
+    monkeypatch.setattr(context, "_view", counting)
+    page = client.get(f"/v1/agents/{AGENT}/runs", params={"limit": 3}).json()
+    assert len(page["data"]) == 3 and len(calls) == 3
