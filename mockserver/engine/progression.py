@@ -707,7 +707,31 @@ def transition(store: Store, table: str, key: str, status: Any,
         raise Refused(409, f"{table} {key!r} is {current}; it cannot move back or stay "
                            f"({status})")
     settled = settle(store, table, {**record, kind.field: current}, status, fields)
+    if table == "workflow_executions" and "_progress" not in settled:
+        _store_timeline(store, record, settled)
     return store.insert(table, settled)
+
+
+def _store_timeline(store: Store, moving: Record, settled: Record) -> None:
+    """A settled execution's timeline, stored: the events it reached on its way and those of
+    its end (at the transition's instant), so that its stored timeline is its whole history."""
+    kind = KINDS["workflow_executions"]
+    start = start_of(kind, moving)
+    end = parse_timestamp(settled["ended_at"])
+    done = max(0, end - start) / 1000
+    session = mode_of(store, "workflow_executions")
+    modes = {"mode": "time", "running_after": min(session["running_after"], done),
+             "done_after": done}
+    shown = {**settled, "_progress": {"start": start, "outcome": {
+        "status": settled["status"], "error_summary": settled["error_summary"]}}}
+    key = settled["execution_id"]
+    index = store.index("workflow_events", ("execution_id",), ("sequence",))
+    stored = store.records("workflow_events", [k[-1] for k in index.keys(
+        (key,), after=None, descending=False)])
+    known = {e["id"] for e in stored}
+    for event in events_of(store, shown, list(stored), modes, end):
+        if event["id"] not in known:
+            store.insert("workflow_events", event)
 
 
 # The fields a transition (and an outcome) may set, per kind, besides `status`.

@@ -158,9 +158,16 @@ def test_a_failed_execution_says_why(client: TestClient, mock: MockApp) -> None:
         store, "workflow_executions", "wx_review_lucas", "FAILED",
         {"error": "Step 'send_review' failed: SMS provider down"}))
     assert done["status"] == "FAILED" and done["ended_at"] == FROZEN_AT
-    events = client.get("/v1/workflows/wf_review_request_v1/executions/wx_review_lucas/events",
-                        params={"workspace_id": WS}).json()["data"]
-    assert events[-1]["type"] in ("FAILED", "STEP_SUCCEEDED", "STEP_STARTED")
+    path = "/v1/workflows/wf_review_request_v1/executions/wx_review_lucas/events"
+    events = client.get(path, params={"workspace_id": WS}).json()["data"]
+    # The stored timeline ends with a step started (send_review): it fails, then the run.
+    assert [e["type"] for e in events[-2:]] == ["STEP_FAILED", "FAILED"]
+    assert events[-2]["step_id"] == events[-3]["step_id"] == "send_review"
+    assert events[-1]["message"] == "Step 'send_review' failed: SMS provider down"
+    assert events[-1]["occurred_at"] == FROZEN_AT
+    assert [e["sequence"] for e in events] == list(range(1, len(events) + 1))
+    advance(mock, 3600)  # settled: the timeline is stored, and stays as it is
+    assert client.get(path, params={"workspace_id": WS}).json()["data"] == events
 
 
 def test_an_outbound_message_is_delivered(client: TestClient, mock: MockApp) -> None:
