@@ -84,6 +84,9 @@ def transition_record(mock: MockApp, state: MockState, table: str, key: str,
     if "status" not in body:
         raise BadRequest("body field 'status' is required: the state to move to")
     fields = {k: v for k, v in body.items() if k != "status"}
+    for name in ("error", "error_summary"):
+        if name in fields and not (fields[name] is None or isinstance(fields[name], str)):
+            raise BadRequest(f"body field {name!r}: a string or null")
     if table == "agent_runs" and fields:
         _check_run_fields(mock, state.store, fields, "body field")
 

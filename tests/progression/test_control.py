@@ -88,6 +88,14 @@ def test_a_manual_run_is_failed_by_a_transition_and_cannot_complete_again(
     assert missing.status_code == 404 and "ar_nope" in missing.json()["error"]
     other = api.post("/__mock__/records/tickets/x/transition", json={"status": "failed"})
     assert other.status_code == 404
+    api.put("/__mock__/progression", json={"kinds": {"workflow_executions": {"mode": "manual"}}})
+    typed = api.post("/__mock__/records/workflow_executions/wx_review_lucas/transition",
+                     json={"status": "FAILED", "error_summary": 5})
+    assert typed.status_code == 400 and "error_summary" in typed.json()["error"]
+    executions = api.get("/v1/workflows/wf_review_request_v1/executions",
+                         params={"workspace_id": "ws_harborview"}).json()["data"]
+    assert {x["status"] for x in executions if x["execution_id"] == "wx_review_lucas"} == {
+        "RUNNING"}
     key2 = dispatch(api)["id"]
     for body, field in [({"status": "exploded"}, "status"),
                         ({"status": "failed", "duration_ms": -5}, "duration_ms"),
