@@ -38,7 +38,7 @@ from .store import Record, Store
 
 __all__ = ["KINDS", "MOCK_TABLE", "MODES", "TRANSITION_FIELDS", "Kind", "Refused",
            "checked_mode", "chunk_count", "clock_log", "cron_fires", "default_modes", "dispatch_execution", "events_of",
-           "fire_crons", "in_schedule", "mode_of", "modes_of", "new_run", "scripts_of",
+           "fire_crons", "in_schedule", "mode_of", "modes_of", "new_run", "pinned", "scripts_of",
            "set_modes", "settle", "start_of", "state_of", "take_outcome", "timezone_problem",
            "transition", "view"]
 
@@ -120,6 +120,16 @@ def mode_of(store: Store, table: str) -> Mapping[str, Any]:
         return value
     kind = KINDS[table]
     return {"mode": "time", "running_after": kind.running_after, "done_after": kind.done_after}
+
+
+def pinned(table: str, record: Record) -> dict[str, Any]:
+    """The changes that keep a moving record's start where it is when a write moves the
+    field it is read from (a patch moves a file's `updated_at`): `{}` when nothing moves."""
+    kind = KINDS[table]
+    if record.get("_progress") is not None or not (
+            kind.moving(record.get(kind.field)) and kind.applies(record)):
+        return {}
+    return {"_progress": {"start": start_of(kind, record)}}
 
 
 def start_of(kind: Kind, record: Record) -> int:

@@ -328,3 +328,16 @@ def test_a_page_evaluates_progression_for_its_records_only(
     monkeypatch.setattr(context, "_view", counting)
     page = client.get(f"/v1/agents/{AGENT}/runs", params={"limit": 3}).json()
     assert len(page["data"]) == 3 and len(calls) == 3
+
+
+def test_a_patch_keeps_an_indexing_file_s_start(client: TestClient, mock: MockApp) -> None:
+    node = "65f1a2b30100000000000017"  # pending since its update on 2026-05-01
+    day = 86400
+    modes(mock, kb_nodes={"mode": "time", "running_after": day, "done_after": 200 * day})
+    assert client.get(f"/v1/kb/nodes/{node}").json()["data"]["embed_status"] == "processing"
+    patched = client.patch(f"/v1/kb/nodes/{node}", params={"workspace_id": WS},
+                           json={"title": "Renamed while indexing"})
+    assert patched.status_code == 200, patched.text
+    assert patched.json()["data"]["embed_status"] == "processing"
+    advance(mock, 20 * day)  # 204 days after 2026-05-01
+    assert client.get(f"/v1/kb/nodes/{node}").json()["data"]["embed_status"] == "indexed"

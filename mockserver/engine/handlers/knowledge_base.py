@@ -16,7 +16,7 @@ from typing import Any
 from ..clock import parse_timestamp
 from ..context import Context, progression_view
 from ..errors import BadRequest
-from ..progression import view
+from ..progression import pinned, view
 from ..store import Record
 from . import operation
 from ._common import where_filtered
@@ -116,7 +116,8 @@ def update_knowledge_node(ctx: Context) -> dict[str, Any]:
         if node["is_directory"]:
             raise BadRequest(f"body field 'entity_ids': node {node['id']!r} is a folder; "
                              "only files carry an entity scope")
-        node = ctx.store.update("kb_nodes", node["id"], {"entity_ids": list(body["entity_ids"]),
+        node = ctx.store.update("kb_nodes", node["id"], {**pinned("kb_nodes", node),
+                                                         "entity_ids": list(body["entity_ids"]),
                                                          "updated_at": ctx.now()})
         return {"data": ctx.shape(view(ctx.store, "kb_nodes", node))}
 
@@ -162,8 +163,12 @@ def update_knowledge_node(ctx: Context) -> dict[str, Any]:
     now = ctx.now()
     for child_id, child_changes in moved:
         # Inferred: the subtree's records change (ancestors, depth), so their updated_at moves.
-        ctx.store.update("kb_nodes", child_id, {**child_changes, "updated_at": now})
-    node = ctx.store.update("kb_nodes", node["id"], {**changes, "updated_at": now})
+        child = ctx.store.get("kb_nodes", child_id)
+        ctx.store.update("kb_nodes", child_id, {**(pinned("kb_nodes", child) if child else {}),
+                                                **child_changes, "updated_at": now})
+    # A file still indexing keeps its start when a patch moves updated_at (progression.py).
+    node = ctx.store.update("kb_nodes", node["id"], {**pinned("kb_nodes", node), **changes,
+                                                     "updated_at": now})
     return {"data": ctx.shape(view(ctx.store, "kb_nodes", node))}
 
 
