@@ -163,9 +163,9 @@ def update_knowledge_node(ctx: Context) -> dict[str, Any]:
     now = ctx.now()
     for child_id, child_changes in moved:
         # Inferred: the subtree's records change (ancestors, depth), so their updated_at moves.
-        child = ctx.store.get("kb_nodes", child_id)
-        ctx.store.update("kb_nodes", child_id, {**(pinned("kb_nodes", child) if child else {}),
-                                                **child_changes, "updated_at": now})
+        below_node = ctx.store.get("kb_nodes", child_id)
+        keep = pinned("kb_nodes", below_node) if below_node is not None else {}
+        ctx.store.update("kb_nodes", child_id, {**keep, **child_changes, "updated_at": now})
     # A file still indexing keeps its start when a patch moves updated_at (progression.py).
     node = ctx.store.update("kb_nodes", node["id"], {**pinned("kb_nodes", node), **changes,
                                                      "updated_at": now})
