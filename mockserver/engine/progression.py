@@ -199,6 +199,8 @@ def view(store: Store, table: str, record: Record, modes: Mapping[str, Any] | No
     if now_ms is None:
         now_ms = store.clock.now_ms()
     status, at = state_of(kind, record, modes, now_ms)
+    if progress is None and status == record.get(kind.field):
+        return record  # a fixture record where it was stored (manual mode, or not moved yet)
     return _RENDER[table](store, kind, record, status, at, modes)
 
 
