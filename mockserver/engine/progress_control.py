@@ -129,7 +129,7 @@ def _check_outcome(mock: MockApp, store: Store, kind: str, index: int, outcome: 
         raise BadRequest(f"{where}: an outcome is an object of the record's fields")
     if kind == "agents":
         _check_run_fields(mock, store, outcome, where)
-        return dict(outcome)
+        return {"status": "completed", **outcome}
     allowed = {"status", "error_summary"}
     for name in outcome:
         if name not in allowed:

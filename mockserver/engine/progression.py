@@ -152,7 +152,7 @@ def outcome_of(kind: Kind, record: Record) -> dict[str, Any]:
     """The outcome a moving record reaches: its scripted or stored one, else the default."""
     progress = record.get("_progress")
     if progress is not None and progress.get("outcome"):
-        return dict(progress["outcome"])
+        return {"status": kind.ends[0], **progress["outcome"]}  # an outcome ends well by default
     if kind.table == "messages":
         # Inferred (P11): WhatsApp reports reads; the other channels stop at delivered.
         return {"status": "read" if record.get("channel") == "whatsapp" else "delivered"}
@@ -227,7 +227,7 @@ _RUN_DEFAULT = {
 _RUN_FAILED = {
     "disposition": "error",
     "disposition_reason": "The run failed.",
-    "error": "Model provider timeout",  # inferred (P9)
+    "error": "Model provider timeout",  # inferred (P7)
     "token_usage": {"input": 900, "output": 0},
 }
 

@@ -110,7 +110,7 @@ def test_a_scripted_agent_takes_two_outcomes_and_the_third_dispatch_is_a_listed_
         api: TestClient) -> None:
     api.put("/__mock__/progression", json={"kinds": {"agent_runs": {"mode": "immediate"}}})
     outcomes = [
-        {"status": "completed", "response": "Your door code is 4821.",
+        {"response": "Your door code is 4821.",  # status: completed by default
          "disposition": "resolved", "token_usage": {"input": 10, "output": 5},
          "duration_ms": 1234, "tool_trace": [{"name": "send_door_code", "input": {},
                                               "output": {"sent": True}}]},
@@ -123,6 +123,7 @@ def test_a_scripted_agent_takes_two_outcomes_and_the_third_dispatch_is_a_listed_
     assert first["disposition"] == "resolved" and first["duration_ms"] == 1234
     assert first["tool_trace"][0]["name"] == "send_door_code"
     assert first["total_cost"] == round(10 * 3e-6 + 5 * 15e-6, 6)
+    assert put.json()["data"]["outcomes"][0]["status"] == "completed"
     assert second["status"] == "failed" and second["error"] == "Twilio error 30006"
     assert third["status"] == "completed" and third["disposition"] == "answered"
     scripts = api.get("/__mock__/scripts").json()["data"]
