@@ -470,8 +470,10 @@ def in_schedule(schedule: Mapping[str, Any] | None, now_ms: int) -> bool:
 
 
 # Bounds what one clock move may dispatch (DECISIONS P16): a year of a per-minute cron is
-# half a million runs; past this many per trigger per move, the later times are skipped.
+# half a million runs; past this many per trigger per move, and this many in all, the later
+# times are skipped.
 MAX_CRON_FIRES = 100
+MAX_CRON_FIRES_PER_MOVE = 1000
 
 
 def cron_fires(expression: str, after_ms: int, until_ms: int,
@@ -486,7 +488,10 @@ def cron_fires(expression: str, after_ms: int, until_ms: int,
         return []
     fires: list[int] = []
     while len(fires) < limit:
-        at = int(it.get_next(float) * 1000)
+        try:
+            at = int(it.get_next(float) * 1000)
+        except (ValueError, OverflowError):  # no such date (Feb 31), past the year 9999
+            break
         if at > until_ms:
             break
         fires.append(at)
@@ -620,7 +625,10 @@ def fire_crons(store: Store, before_ms: int, after_ms: int) -> int:
             schedule = (trigger.get("config") or {}).get("schedule")
             if not isinstance(schedule, str):
                 continue
-            for at in cron_fires(schedule, before_ms, after_ms):
+            room = min(MAX_CRON_FIRES, MAX_CRON_FIRES_PER_MOVE - fired)
+            if room <= 0:
+                break
+            for at in cron_fires(schedule, before_ms, after_ms, room):
                 cause = f"clock: cron trigger {trigger['id']} ({schedule}) at {_stamp(at)}"
                 run = new_run(store, agent, trigger, {}, at_ms=at, cause=cause)
                 caused.append({"at": _stamp(at), "table": "agent_runs", "id": run["id"],

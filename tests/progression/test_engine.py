@@ -341,3 +341,22 @@ def test_a_patch_keeps_an_indexing_file_s_start(client: TestClient, mock: MockAp
     assert patched.json()["data"]["embed_status"] == "processing"
     advance(mock, 20 * day)  # 204 days after 2026-05-01
     assert client.get(f"/v1/kb/nodes/{node}").json()["data"]["embed_status"] == "indexed"
+
+
+def test_hostile_cron_schedules_are_bounded_and_never_fail(
+        client: TestClient, mock: MockApp) -> None:
+    def with_triggers(*schedules: str) -> None:
+        triggers = [{"name": f"t{i}", "type": "cron", "enabled": True,
+                     "config": {"schedule": s}} for i, s in enumerate(schedules)]
+        answer = client.patch(f"/v1/agents/{AGENT}", json={"triggers": triggers})
+        assert answer.status_code == 200, answer.text
+
+    with_triggers("0 0 31 2 *", "not a cron", "* * * * * *", *["* * * * *"] * 15)
+    advance(mock, 366 * 86400)  # a year: 31 Feb never comes, seconds and minutes capped
+    runs = client.get(f"/v1/agents/{AGENT}/runs", params={"limit": 100})
+    assert runs.status_code == 200
+    caused = get_progression(mock.state)["caused"]
+    assert len(caused) == 200  # the log keeps the last 200
+    total = len(mock.state.store.find(
+        "agent_runs", lambda r: (r.get("_progress") or {}).get("cause") is not None))
+    assert total == 1000
