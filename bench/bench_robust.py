@@ -34,7 +34,7 @@ from _datasets import dataset
 from _ten_calls import ten_calls
 
 from mockserver.robust.catalogue import KINDS as ALL_KINDS
-from mockserver.robust.cli import DEFAULT_SIZE, serve_mock
+from mockserver.robust_cli import DEFAULT_SIZE, serve_mock
 
 KINDS = [kind for kind in ALL_KINDS if kind != "slow"]
 OPERATIONS = ["listContacts", "getContact", "listTickets"]  # what the ten calls call

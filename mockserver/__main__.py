@@ -2,6 +2,6 @@ from __future__ import annotations
 
 import sys
 
-from .standalone.cli import main
+from .cli import main
 
 sys.exit(main())

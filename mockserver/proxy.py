@@ -29,6 +29,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from .engine.errors import BadRequest
+from .engine.responses import message_body
 from .engine.routing import Router
 from .engine.validation import RequestValidator
 from .openapi.schemas import first_error, json_validator
@@ -188,7 +189,7 @@ def create_proxy_app(upstream: str, *, spec_path: str | None = None,
         except httpx.HTTPError as exc:
             validator.report("upstream", method, path, operation, None,
                              [f"upstream unreachable: {exc!r}"])
-            return Response(orjson.dumps({"error": f"proxy: upstream failed: {exc}"}),
+            return Response(message_body(f"proxy: upstream failed: {exc}"),
                             status_code=502, media_type="application/json")
         status = upstream_response.status_code
         if operation is not None:

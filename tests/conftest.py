@@ -100,3 +100,24 @@ def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServ
     server = RedisServer(tmp_path_factory.mktemp("redis"))
     yield server
     server.stop()
+
+
+@pytest.fixture(params=["in_process", "http"])
+def mock_control(request: pytest.FixtureRequest, mock: MockApp) -> Iterator[Any]:
+    """The fixture's control (`testing.control.MockControl`) of a fresh session of `mock`,
+    once in this process and once over the control API (HTTP through the server's routes):
+    a control operation's test takes this fixture and so runs over both transports."""
+    from mockserver.testing.control import ControlClient, HttpControl, InProcessControl
+    from mockserver.testing.transport import SyncASGITransport
+
+    name = f"ctl-{request.param}-{uuid.uuid4().hex[:8]}"
+    if request.param == "in_process":
+        mock.sessions.create(name)
+        yield InProcessControl(mock, mock.sessions.state(name))
+    else:
+        client = ControlClient("http://mock.test",
+                               transport=SyncASGITransport(create_app(mock=mock)))
+        client.call("createSession", body={"name": name})
+        yield HttpControl(client, name)
+        client.close()
+    mock.sessions.delete(name)

@@ -13,8 +13,9 @@ from pathlib import Path
 import pytest
 from starlette.testclient import TestClient
 
+from mockserver.cli import build_parser, main, program_name
 from mockserver.engine.app import MockApp
-from mockserver.standalone.cli import build_parser, main, program_name, rate_limit_summary
+from mockserver.standalone.cli import rate_limit_summary
 from mockserver.standalone.server import create_app
 
 COMMANDS = [["serve"], ["fixtures"], ["fixtures", "generate"], ["conform"], ["proxy"], ["robust"],

@@ -53,7 +53,7 @@ def test_the_wheel_carries_its_data_and_runs_without_a_checkout(wheel: Path,
     assert sorted(lua.glob("*.lua")), "no Lua scripts found beside replication/"
     for source in lua.glob("*.lua"):  # replication's scripts, read as package data
         assert f"mockserver/engine/replication/lua/{source.name}" in names
-    assert "workspace-api-mock = mockserver.standalone.cli:main" in entry_points
+    assert "workspace-api-mock = mockserver.cli:main" in entry_points
     assert "workspace_api_mock = mockserver.pytest_plugin" in entry_points
     requires = [line for line in metadata.splitlines() if line.startswith("Requires-Dist:")]
     for gate_only in ("schemathesis", "hypothesis", "pytest"):

@@ -642,7 +642,7 @@ def test_what_needs_the_process_skips_over_http(pytester: pytest.Pytester) -> No
 def test_the_control_client_takes_its_operations_from_the_document() -> None:
     """Every call of the HTTP control names an operation of spec/control-openapi.yaml; its
     method and path (under the session's prefix when it has one) are the document's."""
-    from mockserver.standalone.control import control_spec
+    from mockserver.standalone.operations import ControlError, control_spec
     from mockserver.testing.control import ControlClient
 
     sent: list[tuple[str, str, str | None]] = []
@@ -652,45 +652,48 @@ def test_the_control_client_takes_its_operations_from_the_document() -> None:
         sent.append((request.method, request.url.path, request.headers.get("x-mock-control-token")))
         return httpx.Response(status[0], json={})
 
-    client = ControlClient("http://127.0.0.1:9", "secret")
-    client._http = httpx.Client(transport=httpx.MockTransport(answer), headers=client._http.headers)
+    client = ControlClient("http://127.0.0.1:9", "secret", transport=httpx.MockTransport(answer))
     for operation, found in control_spec().by_id.items():
         names = {p: "a b/c" for p in re.findall(r"{(\w+)}", found.path)}  # quoted in the URL
         path = found.path.format(**names)
         status[0] = found.success_status
-        client.call(operation, session="t1-x", path=names)
+        client.at("t1-x").call(operation, names)
         assert sent[-1] == (found.method, "/sessions/t1-x" + path, "secret"), operation
-        client.call(operation, path=names)
+        client.call(operation, names)
         assert sent[-1] == (found.method, path, "secret"), operation
     assert len(sent) == 2 * len(control_spec().by_id) >= 20
-    client._http = httpx.Client(transport=httpx.MockTransport(
-        lambda request: httpx.Response(404, json={"error": "no session 'gone'"})))
-    with pytest.raises(RuntimeError, match=r"getClock \(GET /sessions/gone/__mock__/clock\): "
-                                           r"404 .*no session 'gone'"):
-        client.call("getClock", session="gone")
+    client.close()
+    client = ControlClient("http://127.0.0.1:9", transport=httpx.MockTransport(
+        lambda request: httpx.Response(404, json={"error": "no session 'gone'",
+                                                  "reason": "no_session"})))
+    with pytest.raises(ControlError, match=r"getClock \(GET /sessions/gone/__mock__/clock\): "
+                                           r"404 .*no session 'gone'") as raised:
+        client.at("gone").call("getClock")
+    assert (raised.value.status, raised.value.reason) == (404, "no_session")
+    assert isinstance(raised.value, RuntimeError)
     client.close()
 
 
 def test_get_over_http_is_none_only_for_a_missing_record() -> None:
-    """HttpControl.get answers None for the record the server says it lacks, and raises for
-    every other 404 (a session gone, a route an older server lacks, an unknown table)."""
-    from mockserver.engine.records import no_record, unknown_table
+    """HttpControl.get answers None for the record the server says it lacks (its reason,
+    `no_record`), and raises for every other 404 (a session gone, a route an older server
+    lacks, an unknown table), whatever the message says."""
+    from mockserver.engine.records import no_record
     from mockserver.testing.control import ControlClient, HttpControl
 
-    error = [""]
-    client = ControlClient("http://127.0.0.1:9")
-    client._http = httpx.Client(transport=httpx.MockTransport(
-        lambda request: httpx.Response(404, json={"error": error[0]})))
-    control = HttpControl(client, "t1", None)
-    error[0] = no_record("contacts", "ph_x").message  # what the server answers
+    error: list[dict[str, str]] = [{}]
+    client = ControlClient("http://127.0.0.1:9", transport=httpx.MockTransport(
+        lambda request: httpx.Response(404, json=error[0])))
+    control = HttpControl(client, "t1")
+    error[0] = {"error": "anything", "reason": "no_record"}  # what the server answers
     assert control.get("contacts", "ph_x") is None
-    error[0] = "no session 't1'"
-    with pytest.raises(RuntimeError, match="no session"):
+    error[0] = {"error": no_record("contacts", "ph_x").message, "reason": "no_session"}
+    with pytest.raises(RuntimeError, match="has no record"):
         control.get("contacts", "ph_x")
-    error[0] = "No such path: /__mock__/records/contacts/a/b"
-    with pytest.raises(RuntimeError, match="No such path"):
+    error[0] = {"error": no_record("contacts", "a/b").message}  # no reason: an older server
+    with pytest.raises(RuntimeError, match="has no record"):
         control.get("contacts", "a/b")
-    error[0] = unknown_table("nope").message
+    error[0] = {"error": "no table 'nope'", "reason": "unknown_table"}
     with pytest.raises(pytest.UsageError, match="no table"):
         control.get("nope", "x")
     client.close()

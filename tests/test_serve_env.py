@@ -9,7 +9,8 @@ from typing import Any
 
 import pytest
 
-from mockserver.standalone import cli
+from mockserver import cli
+from mockserver.standalone.cli import env_name
 
 
 def _serve_parser() -> argparse.ArgumentParser:
@@ -24,7 +25,7 @@ def _options() -> list[argparse.Action]:
 
 def test_every_serve_option_names_its_variable_in_help() -> None:
     helps = _serve_parser().format_help().replace("\n", " ").replace("  ", " ")
-    names = [cli.env_name(action) for action in _options()]
+    names = [env_name(action) for action in _options()]
     assert len(names) >= 20 and "MOCK_API_CONTROL_TOKEN" in names
     for name in names:
         assert name in " ".join(helps.split()), name
@@ -90,4 +91,4 @@ def test_readme_lists_every_variable_in_one_table() -> None:
     section = readme.split("\n## Container\n", 1)[1].split("\n## ", 1)[0]
     rows = {line.split("`")[1]: line.split("`")[3] for line in section.splitlines()
             if line.startswith("| `MOCK_API_")}
-    assert rows == {cli.env_name(a): a.option_strings[0] for a in _options()}
+    assert rows == {env_name(a): a.option_strings[0] for a in _options()}

@@ -307,12 +307,12 @@ def test_a_session_created_on_use_and_gone_before_the_retry_is_a_404(
 
 def test_an_unexpected_error_in_a_control_route_answers_500_json(
         monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
-    from mockserver.standalone import control
+    from mockserver.standalone import operations
 
     def boom(*_: Any) -> Any:
         raise RuntimeError("planted")
 
-    monkeypatch.setitem(control.ENDPOINTS, "getClock", boom)
+    monkeypatch.setitem(operations.registry(), "getClock", boom)
     with TestClient(create_app(mock=MockApp(Config())), raise_server_exceptions=False) as api:
         response = api.get("/__mock__/clock")
     assert response.status_code == 500

@@ -8,20 +8,107 @@
 with a shared state's replication layer (replica.py: its view, reruns and one round trip
 to Redis) around the core in place of the in-memory steps. One request is one `Exchange`
 (exchange.py) from start to end; the ASGI scope carries only what crosses an ASGI boundary
-(`mock.state`, `mock.prefix`, `mock.error`; see ARCHITECTURE.md).
+(`mock.state`, `mock.prefix`, `mock.error`; see "One route" below).
 
 `MockApp` is the pipeline over a `MockState` (state.py: store, tokens, limiter, clock,
 journal, faults, cache, files), which it changes only through the state's methods;
 `create_app` (standalone/server.py) wraps it in a Starlette application.
+
+One route: a synchronous core and the layers around it
+------------------------------------------------------
+
+Every API request takes one route, `MockApp.serve` (app.py), and is one `Exchange`
+(`exchange.py`, a `__slots__` record built once per request: the state it addresses, the
+header pass, the body or why it could not be read, the operation and raw path parameters, the
+unknown query parameters it carried, the fault that hit it, a shared state's view, and the
+answer). No fact of a request travels in the ASGI scope inside the engine; the scope carries
+only what crosses an ASGI boundary: `mock.state` (the session the `Application` resolved, read
+by the pipeline, the control API and storage through `MockApp.state_for`), `mock.prefix` (the
+session prefix, for the docs page) and `mock.error` (an unexpected exception answered 500,
+for embedders: the pytest plugin fails the test with it). replication/ also keeps the request's
+Redis ticket there (`mock.ticket`, shared by the `Application`'s session look-up and the
+pipeline's calls) and `mock.off_loop`.
+
+```
+serve:  read body ─► [faults: before] ─► core ─► [journal, request log: after] ─► send
+                                          ▲
+          replica.py (shared state): view, transaction, round trip, reruns ─ around
+          robust/runtime.py (a session with a variation plan): answer items, paging, extra
+                            fields, self-check of the varied answer ─ in the core's place
+core:   route ─► authenticate (431, 401) ─► cache ─► write access ─► validate ─► session room
+        ─► workspace ─► rate limit ─► prefer ─► handle ─► encode ─► self-check
+```
+
+- `core.py`: `Core.answer(ex)` is the synchronous core; it awaits nothing, and a refusal is
+  its 4xx, an unexpected exception a logged 500. It is all a quiet in-memory request runs
+  (no fault rules; the journal entry is one call after it).
+- `layers.py`: the in-memory layers. Faults before the core: a fired rule's effect
+  (`faults.py`: `Delay`, `Status`, `Drop`, small `Effect` classes that own what a kind of
+  fault does: wait, answer in the core's place, send; a new kind is a new `Effect`); the
+  journal entry (`journal.Observed`: one tuple of the fields `OBSERVED_FIELDS` names, what
+  `Journal.record` takes) and the request
+  log line after it. `serve` sends the answer (or the effect does: a drop sends half of one).
+- `replica.py`: the replication layer, the only code of the pipeline that calls a shared
+  state's own methods (`view`, `confirm`, `transaction`, `settle`, `run`, `off_loop`,
+  `take_fault`, `record_request`, `use_cursors`). Around the core it takes the worker's view,
+  runs the core on the event loop (reads) or in a worker thread, settles the read's round trip
+  with its journal entry, and reruns on `StaleRead` (at most `MAX_RERUNS`, then 503). The
+  core calls it at three points for a request on a view only (`Core.replica`: `routed`,
+  `transact`, `refused`), typed by the `core.Replication` protocol.
+- `mockserver/robust/runtime.py`: robustness mode's variation layer, in the core's place.
+  On an in-memory state with a plan (`MockState.variations`), `serve` runs the fault layer
+  as always and then, unless a fault answered, `Variations.answer(mock, ex)` instead of the
+  core (duck-typed: the engine imports nothing of `robust/`), which answers an answer item's
+  call itself (a `faults.Drop` effect for a drop), else runs the core on the exchange (a
+  paging item's query swapped in and back) and rewrites and self-checks the answer, leaving
+  the plan items that varied it in `Exchange.varied`; the journal layer records them with
+  the entry and the request log names them.
+- Dependencies point inward: `app.py` → `replica.py` → `layers.py` → `core.py` →
+  `exchange.py`; `faults.py` and `journal.py` know nothing of the pipeline (the layers call
+  them), and `exchange.py` imports no engine module but `errors.py` at run time.
+- The models: stripe-mock's `HandleRequest` (one function, one request, the steps in order)
+  and pytest-httpserver's `hooks.py` (behaviour around the answer as small objects). Adding
+  a layer (a variation, a recorder) is one more check in `serve` or in the replication
+  layer, around `Core.answer`, never inside it.
+
+A request to the API meets these modules in this order (`core.py` wires them):
+
+| step | module | what it does |
+|---|---|---|
+| load | `spec.py` | loads `spec/openapi.yaml` once (in memory; an installed wheel reads the copy `hatch_build.py` parsed at build time), compiles each operation into an `Operation` (parameters, body schema, responses, write role, `x-mock-resource`, a list's `x-mock-list`, `x-order` and `x-filter`, an action's `x-mock-transition`, where its workspace comes from) |
+| route | `routing.py` | literal paths by dict, templated paths by segment count (literal segments first); unknown path 404, other method 405 |
+| authenticate | `auth.py` | `Authorization: Bearer <token>` → `Principal` (user, read/write, workspaces); 401 otherwise |
+| cached read | `cache.py` | a GET answered before, with the store unchanged since (same handler, path, query string and caller): charged to its rate-limit counter and sent again, skipping the steps below |
+| write access | `auth.py` | operations whose security lists the role `write` need a write token; 403 otherwise |
+| validate | `validation.py` | path and query parameters coerced by their declared type and checked by compiled jsonschema-rs validators; JSON bodies (Content-Type, size → 413, syntax, schema). Every 400 names the parameter or field. Unknown query parameters are dropped (not part of the query a handler or a cursor sees) unless `Config.strict_params` refuses them; the dropped names are reported to the journal and the request log. The pipeline validates the raw query string (`RequestValidator.query_string`): an unescaped `name=value` part a documented parameter was accepted as is remembered per operation (bounded), the same checks in the same order as over parsed items. Query and body defaults of the document are filled in (nested objects and array items too), so handlers never restate them. A `format: date-time` parameter (schema `DateTimeInput`: any ISO 8601 / RFC 3339 form) reaches the handler normalised to the API's timestamp form, rounded up to the millisecond (`clock.normalise_instant`), so handlers compare it with stored timestamps as text |
+| resolve workspace | `core.py` | from the path (`/v1/workspaces/{id}`), the query, the body, or the addressed resource (`x-mock-resource`); 403 without access, 404 when an explicit `workspace_id` does not hold the resource |
+| rate limit | `ratelimit.py` | fixed one-minute windows per workspace (per token when no workspace); 429 with `Retry-After` |
+| prefer | `core.py` | `Prefer: code=N` answers a documented error only here, after every check above (and counted) |
+| handle | `handlers/<family>.py` | one function per operationId (`@operation("listTickets")`), reading and writing the store through a `Context`. Lists are declared in the document: `x-mock-list` (`Operation.listing`: table, partition field, and whether it holds the request's workspace or the addressed resource), `x-order` and `x-filter` (`Operation.order` and `.filters`). `ctx.page()` reads all three by default (`ctx.ordering()`, `where_filtered`), so a declared list without a handler is served from its declaration (`handlers/declared.py`), and a handler of a declared list adds only behaviour (`where`, `render`), never a table, sort field, direction or filter field the document states; a GET with `x-mock-resource` and no handler of its own answers the addressed resource; a state change is the document's `x-mock-transition` (`Operation.transition`: field, the values it leaves from, the value it sets), which the handler applies through `_common.transition` and the gate's state rule reads too |
+| store | `store.py` | tables of immutable dict records, sorted indexes per partition, deterministic ids and strictly increasing timestamps; copy-on-write layers over a shared seed (see "Store layers"), `reset()` in O(changes) |
+| paginate | `pagination.py` | keyset walk over an index (positions in a seed bucket, or a merge with the layers); HMAC-signed cursors bound to the query; records encoded to JSON once per record version (`orjson.Fragment`: aligned with the seed bucket for seed records, by identity otherwise) |
+| respond | `responses.py` | orjson bodies; every error as `{"error": "..."}` from `errors.py`'s hierarchy |
+| self-check | `selfcheck.py` | (on in tests) every response validated against the document's *closed* schemas, and refused if any key starts with `_`; a mismatch raises `ResponseContractViolation`. A body found valid for an operation and status is remembered (bounded) and not validated again when the same bytes go out again (headers are checked every time): every test's session answers its first reads with the seed's pages. Any unexpected exception (that one included) is answered 500 `{"error"}` by `Core.answer` (`Core.failed`), logged on `mockserver.errors` and kept in the scope (`mock.error`) for the pytest plugin to raise in the test |
+
+Around the pipeline, each in its own module:
+
+| module | what it adds |
+|---|---|
+| `journal.py`, `faults.py`, `requestlog.py` | the request journal (bounded in entries and in bytes, bodies over 64 KiB not kept; rendered and redacted only when read); fault injection (status, delay, dropped connection, probability, count; `fault_target_problem` refuses, where a rule is made, a path or method no operation has: `MockApp.check_fault`, called by the control API and the plugin); one log line per request. The pipeline checks once per request whether any of them is active (layers.py) |
+| `standalone/control.py`, `standalone/docs.py`, `standalone/storage.py` | `/__mock__/` (routed from `spec/control-openapi.yaml`: paths, methods, success statuses and validation come from it; `operations.py` is the registry: one handler per operationId, and the in-process caller), `/docs` (offline Swagger UI from `static/`), `/openapi.json`, control bodies are read as JSON whatever their Content-Type (`control.read_body`; `/v1` keeps the vendor's rule), the inspector page, and the storage service of attachments (`PUT /__storage__/upload/{token}`, `GET /__storage__/files/{storageId}`: by the signed URL the API hands out or a bearer token of the file's workspace; ids and signatures keyed by `engine/storage.py`'s `StorageKeys`, a server secret) |
+| `testing/plugin.py`, `testing/transport.py` | the `mock_api` fixture (`pytest11` entry point): a session server in a thread, a session per test, and in-process httpx transports; `mock_api.client()` calls the server's app in the test's thread as uvicorn would (`DirectTransport`: no socket, no HTTP parsing, no thread switch; DECISIONS S10). Its shape: "The pytest plugin" below |
+| `proxy.py` | the validation proxy: forwards to a real server and reports what breaks the document (open schemas) |
+| `fixtures.py`, `generate.py`, `yamlload.py` | loading and checking datasets; the deterministic generator; YAML that keeps timestamps as strings |
+| `mockserver/cli.py` | the front door: `PARSED` (products adding their subcommands: `standalone/cli.py` `serve`, `fixtures generate`; `record/cli.py`), `OWN_LINE` (products parsing their own line: `conform`, needing the `conform` extra, exit 2 naming it when absent; `proxy`; `robust`) |
+| `robust_cli.py`, `robust/ddmin.py` | `python -m mockserver robust -- COMMAND`: the mock served in a thread (`serve_mock`), one session and drawn plan per run through the control API (`Runner`), a failure reduced by `reduce_failure` (empty plan, applied items, then `ddmin`, a pure function over a plan's items) and printed with its `--replay` line |
+| `conform/` | the conformance gate (see below) |
 """
 
 from __future__ import annotations
 
 import secrets
 import time
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 from starlette.types import Receive, Scope, Send
@@ -31,12 +118,13 @@ from ..openapi.spec import Spec, load_spec
 from .auth import TokenRegistry
 from .cache import ResponseCache
 from .clock import Clock
+from .config import Config
 from .context import Services
 from .core import Core
 from .exchange import Exchange, Scanned, read_body
 from .faults import Faults, fault_target_problem
 from .handlers import load_handlers
-from .journal import MAX_JOURNAL_BYTES, Journal
+from .journal import Journal
 from .layers import Layers
 from .pagination import CursorCodec
 from .ratelimit import RateLimiter
@@ -49,53 +137,9 @@ from .storage import FileStore, StorageKeys
 from .store import Store
 from .validation import RequestValidator
 
-__all__ = ["Config", "MockApp"]
+__all__ = ["Config", "MockApp"]  # Config is config.py's, imported from here as before
 
 _BODY_METHODS = frozenset(("POST", "PUT", "PATCH", "DELETE"))  # read before the pipeline runs
-
-
-@dataclass
-class Config:
-    """How the pipeline runs and a mock starts. What changes at run time lives in `MockState`
-    (`rate_limit`, `seed` and `frozen_clock` here are only its initial settings)."""
-
-    fixtures: list[Path] = field(default_factory=list)  # empty: the default fixtures
-    seed: int = 0
-    rate_limit: int = 120  # requests per minute per workspace; 0 turns limits off
-    # apply the fixtures' per-workspace plan limits (`_rate_limit_per_minute`) over rate_limit;
-    # `serve --rate-limit N` turns them off: N is then every workspace's limit
-    workspace_limits: bool = True
-    self_check: bool = False
-    frozen_clock: str | None = None  # an ISO instant: start frozen there (tests)
-    max_body_bytes: int = 1_048_576
-    spec_path: str | None = None
-    cursor_secret: bytes | None = None
-    # Keys upload URLs, storage ids and file URLs' signatures (storage.py): random per server
-    # unless pinned here (then the same seed and writes give the same URLs again).
-    storage_secret: str | None = None
-    base_url: str = "http://127.0.0.1:8080"
-    # -- standalone features (control API, journal, faults, logging, docs) ------------------
-    host: str = "127.0.0.1"  # the bound address: off loopback, control needs control_token
-    # The bound sockets' addresses that are not loopback (serve sets them once bound; a
-    # Unix socket counts): any, and control needs control_token. None: judged by `host`.
-    exposed: tuple[str, ...] | None = None
-    control_token: str | None = None  # X-Mock-Control-Token for /__mock__/ routes
-    journal_size: int = 1000  # requests kept for GET /__mock__/requests; 0 turns it off
-    journal_bytes: int = MAX_JOURNAL_BYTES  # and at most this many bytes of them in all
-    request_log: bool = True  # one line per request on "mockserver.requests" (when enabled)
-    prefer_header: bool = True  # `Prefer: code=404` answers that documented response
-    response_cache: int = 256  # answers of repeated reads kept (cache.py); 0 turns it off
-    # Unknown query parameters: ignored and reported (journal, request log) by default, as
-    # the real service ignores them (decision B10); strict refuses them with 400.
-    strict_params: bool = False
-    # -- sessions (sessions.py) ---------------------------------------------------------------
-    max_sessions: int = 10_000  # sessions at once (the default session not counted)
-    max_session_memory: int = 512 * 1024 * 1024  # bytes the sessions' changes may hold
-    session_idle_seconds: float = 3600.0  # a session without requests this long is deleted
-    sessions_on_use: bool = False  # a request naming an unknown session creates it
-    # -- shared state (shared.py): several workers and processes as one mock ------------------
-    state: str | None = None  # redis://HOST:PORT/DB; None: in memory, this process only
-    state_namespace: str = "mock"  # mocks sharing one Redis are apart by namespace
 
 
 class MockApp:

@@ -39,7 +39,7 @@ from .errors import (
 )
 from .exchange import MAX_HEADER_BYTES, Exchange, header, json_headers, parse_query
 from .requestlog import printable
-from .responses import error_body
+from .responses import documented_error, error_body, internal_error_body
 from .routing import Router
 from .selfcheck import SelfCheck
 from .sessions import SESSION_PREFIX
@@ -50,7 +50,7 @@ if TYPE_CHECKING:
     from .sessions import Sessions
     from .state import MockState
 
-__all__ = ["Core", "PreferredResponse", "UnsupportedPreference"]
+__all__ = ["Core", "UnsupportedPreference"]
 
 ERROR_LOGGER = logging.getLogger("mockserver.errors")
 _JSON = (b"content-type", b"application/json")
@@ -60,14 +60,6 @@ Pure = tuple[int, str, str]  # (store version, rate-limit kind, ident) an answer
 class UnsupportedPreference(BadRequest):
     """`Prefer: code=N` naming a status the operation does not document (no self-check: the
     400 itself may be undocumented for that operation)."""
-
-
-class PreferredResponse(ApiError):
-    """The documented error response a client asked for with `Prefer: code=N`."""
-
-    def __init__(self, status: int, message: str, headers: dict[str, str] | None = None) -> None:
-        super().__init__(message, headers=headers)
-        self.status_code = status
 
 
 class Replication(Protocol):
@@ -198,7 +190,7 @@ class Core:
         ERROR_LOGGER.error("unexpected error %s %s %s", doing, ex.method, printable(ex.path),
                            exc_info=exc)
         ex.scope["mock.error"] = exc
-        body = orjson.dumps({"error": f"internal error: {type(exc).__name__}: {exc}"})
+        body = internal_error_body(exc)
         ex.answer(500, body, json_headers(body))
 
     def name_operation(self, ex: Exchange) -> None:
@@ -340,10 +332,4 @@ def apply_preference(operation: Operation, prefer: str) -> None:
             f"header 'Prefer': code={code} is not a documented error response of "
             f"{operation.operation_id}; documented: {listed}"
         )
-    example = documented.get("content", {}).get("application/json", {}).get("example")
-    if isinstance(example, dict) and isinstance(example.get("error"), str):
-        message = example["error"]
-    else:
-        message = f"{documented.get('description', 'error').strip()} (Prefer: code={code})"
-    headers = {"Retry-After": "1"} if code == 429 else None
-    raise PreferredResponse(code, message, headers)
+    raise documented_error(operation, code, f"Prefer: code={code}")

@@ -19,6 +19,7 @@ __all__ = [
     "ApiError",
     "BadRequest",
     "Conflict",
+    "Documented",
     "Forbidden",
     "HeadersTooLarge",
     "MethodNotAllowed",
@@ -28,60 +29,99 @@ __all__ = [
     "StaleRead",
     "TooManyRequests",
     "Unauthorized",
+    "too_many_requests",
 ]
 
 
 class ApiError(Exception):
-    status_code = 500
+    """An answer with an error status. `reason` is a code for programs (the control API sends
+    it beside the message: `{"error": message, "reason": reason}`); by default the class's
+    (`not_found`), a raiser may name a finer one (`no_record`, `unknown_table`, `no_session`)."""
 
-    def __init__(self, message: str, *, headers: dict[str, str] | None = None) -> None:
+    status_code = 500
+    reason = "internal"
+
+    def __init__(self, message: str, *, headers: dict[str, str] | None = None,
+                 reason: str | None = None) -> None:
         super().__init__(message)
         self.message = message
         self.headers = headers or {}
+        if reason is not None:
+            self.reason = reason
 
 
 class BadRequest(ApiError):
     status_code = 400
+    reason = "bad_request"
 
 
 class Unauthorized(ApiError):
     status_code = 401
+    reason = "unauthorized"
 
 
 class Forbidden(ApiError):
     status_code = 403
+    reason = "forbidden"
 
 
 class NotFound(ApiError):
     status_code = 404
+    reason = "not_found"
 
 
 class MethodNotAllowed(ApiError):
     status_code = 405
+    reason = "method_not_allowed"
 
 
 class Conflict(ApiError):
     status_code = 409
+    reason = "conflict"
 
 
 class PayloadTooLarge(ApiError):
     status_code = 413
+    reason = "too_large"
 
 
 class UnsupportedMediaType(ApiError):
     status_code = 415
+    reason = "unsupported_media_type"
 
 
 class HeadersTooLarge(ApiError):
     status_code = 431
+    reason = "headers_too_large"
 
 
 class TooManyRequests(ApiError):
     status_code = 429
+    reason = "rate_limited"
 
     def __init__(self, message: str, *, retry_after: int) -> None:
         super().__init__(message, headers={"Retry-After": str(retry_after)})
         self.retry_after = retry_after
+
+
+def too_many_requests(retry_after: int, limit: int | None = None,
+                      kind: str | None = None) -> TooManyRequests:
+    """The one 429, worded as the document's example (`Rate limit exceeded; retry after 12
+    seconds`) with a `Retry-After` of the same seconds: the rate limiter's (which names its
+    limit), a shared state's, `Prefer: code=429`'s and robustness mode's rate-limit item's."""
+    per = f": {limit} requests per minute per {kind}" if limit is not None else ""
+    unit = "second" if retry_after == 1 else "seconds"
+    return TooManyRequests(f"Rate limit exceeded{per}; retry after {retry_after} {unit}",
+                           retry_after=retry_after)
+
+
+class Documented(ApiError):
+    """An error answer made on purpose, with any status the operation documents (or a 5xx):
+    `Prefer: code=N`, robustness mode's status items (`responses.documented_error`)."""
+
+    def __init__(self, status: int, message: str, headers: dict[str, str] | None = None) -> None:
+        super().__init__(message, headers=headers)
+        self.status_code = status
 
 
 class StaleRead(Exception):

@@ -24,8 +24,9 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import anyio
-import orjson
 from starlette.types import Send
+
+from .responses import message_body
 
 __all__ = ["ConnectionDropped", "Delay", "Drop", "Effect", "FaultRule", "Faults", "Status",
            "fault_target_problem"]
@@ -89,7 +90,7 @@ class Status(Effect):
         rule = self.rule
         assert rule.status is not None
         message = rule.error or f"injected fault: {rule.describe()} answered {rule.status}"
-        body = orjson.dumps({"error": message})
+        body = message_body(message)
         headers = dict(rule.headers)
         if rule.status == 429:
             headers.setdefault("Retry-After", "1")

@@ -45,7 +45,7 @@ MAX_OUTCOMES = 1000  # per script
 
 def _api_error(refused: Refused) -> ApiError:
     kind = {400: BadRequest, 404: NotFound, 409: Conflict}[refused.status]
-    return kind(str(refused))
+    return kind(str(refused), reason=refused.reason)
 
 
 def get_progression(state: MockState) -> dict[str, Any]:
@@ -80,7 +80,8 @@ def transition_record(mock: MockApp, state: MockState, table: str, key: str,
     200 the record as the API now shows it; 404 no such table/record; 409 not allowed from
     its state (named); 400 a field the document would not allow (named)."""
     if table not in KINDS:
-        raise NotFound(f"no progression for table {table!r}; tables: {', '.join(KINDS)}")
+        raise NotFound(f"no progression for table {table!r}; tables: {', '.join(KINDS)}",
+                       reason="unknown_table")
     if "status" not in body:
         raise BadRequest("body field 'status' is required: the state to move to")
     fields = {k: v for k, v in body.items() if k != "status"}

@@ -653,9 +653,10 @@ class Refused(ValueError):
     """A setting or transition refused: `status` 400 (a field), 404 (no such record) or 409
     (not allowed from the record's state); the message names the field or the state."""
 
-    def __init__(self, status: int, message: str) -> None:
+    def __init__(self, status: int, message: str, reason: str | None = None) -> None:
         super().__init__(message)
         self.status = status
+        self.reason = reason  # the control API's code (`no_record`, `unknown_table`)
 
 
 def checked_mode(table: str, value: Any) -> dict[str, Any]:
@@ -705,10 +706,11 @@ def transition(store: Store, table: str, key: str, status: Any,
     state it is in). Returns the record as stored after."""
     kind = KINDS.get(table)
     if kind is None:
-        raise Refused(404, f"no progression for table {table!r}; tables: {', '.join(KINDS)}")
+        raise Refused(404, f"no progression for table {table!r}; tables: {', '.join(KINDS)}",
+                      "unknown_table")
     record = store.get(table, key)
     if record is None:
-        raise Refused(404, f"{table} has no record {key!r}")
+        raise Refused(404, f"{table} has no record {key!r}", "no_record")
     if not kind.applies(record):
         raise Refused(409, f"{table} {key!r} does not progress (an inbound message, a folder)")
     if status not in kind.order:

@@ -13,7 +13,7 @@ import threading
 from collections.abc import MutableMapping
 
 from .clock import Clock
-from .errors import TooManyRequests
+from .errors import too_many_requests
 
 __all__ = ["RateLimiter", "set_limit"]
 
@@ -75,9 +75,5 @@ class RateLimiter:
                 window = self._windows[key] = [now, 0]
             if window[1] >= limit:
                 retry_after = max(1, math.ceil(window[0] + WINDOW_SECONDS - now))
-                raise TooManyRequests(
-                    f"Rate limit exceeded: {limit} requests per minute per {kind}; "
-                    f"retry after {retry_after} seconds",
-                    retry_after=retry_after,
-                )
+                raise too_many_requests(retry_after, limit, kind)
             window[1] += 1

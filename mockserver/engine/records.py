@@ -23,11 +23,12 @@ __all__ = ["add_record", "get_record", "no_record", "unknown_table"]
 
 
 def unknown_table(table: str) -> NotFound:
-    return NotFound(f"no table {table!r}; tables: {', '.join(sorted(TABLES))}")
+    return NotFound(f"no table {table!r}; tables: {', '.join(sorted(TABLES))}",
+                    reason="unknown_table")
 
 
 def no_record(table: str, key: str) -> NotFound:
-    return NotFound(f"{table} has no record {key!r}")
+    return NotFound(f"{table} has no record {key!r}", reason="no_record")
 
 
 def _table(table: str) -> Any:

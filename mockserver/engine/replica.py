@@ -28,14 +28,12 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-import orjson
-
 from .core import Core, Pure
 from .errors import ApiError, StaleRead
 from .exchange import Exchange, json_headers
 from .journal import Observed
 from .layers import Layers
-from .responses import error_body
+from .responses import error_body, message_body
 
 if TYPE_CHECKING:
     from .pagination import CursorCodec
@@ -105,8 +103,8 @@ class Replica:
                     continue
             # Other workers kept appending first (or a read kept writing): answered, not run
             # for ever (neither journaled nor logged).
-            body = orjson.dumps({"error": f"shared state busy: the request ran {reruns} "
-                                          "times on a copy other writes had moved; retry"})
+            body = message_body(f"shared state busy: the request ran {reruns} times on a "
+                                "copy other writes had moved; retry")
             ex.answer(503, body, json_headers(body, {"Retry-After": "1"}))
             return
         if self.layers.config.request_log:

@@ -13,6 +13,42 @@ the server's own state (`MockApp.state`) and behaves as a mock without sessions 
 `Sessions` is the registry: create (from the seed or a snapshot), look up, list, delete,
 save and delete snapshots, expire idle sessions, and refuse past its caps (number of
 sessions; memory held by sessions' and snapshots' changes) with nothing half-created.
+
+Sessions
+--------
+
+`sessions.py` holds many states in one server. Each session is a `MockState` whose store is a
+copy-on-write layer (store.py: `Store(base)`) over the `Shared` seed of the loaded dataset
+(tables, lazily built indexes, tokens, plan limits), or over a `StateSnapshot` saved from
+another session (`Store.snapshot()`: O(changes)); creating or forking one is O(1) whatever the
+dataset's size. `Application.__call__` picks the session before anything else: the path prefix
+`/sessions/{name}` (stripped, so routing, the control API, storage and docs see ordinary paths)
+or the `X-Mock-Session` header; it puts the session's state in the scope (`mock.state`), and
+`MockApp.state_for(scope)` hands it to the pipeline, the control API and storage. No prefix or
+header: the default session, `MockApp.state`. `MockApp.base_url_of(state)` is where a state is
+served, so URLs a handler hands out (upload URLs, file URLs) point back into the session. The
+registry (`Sessions`) creates, forks, deletes and expires sessions and saves snapshots, and
+refuses past its caps before creating anything. The pytest plugin opens a session per test
+(`MockServer.open_session`, tens of microseconds: a `MockState` over the shared seed) instead
+of resetting one shared state, named `t{n}-` and 16 characters of the test's name (the name is
+in every URL of the test's client, and httpx checks URLs character by character); with
+`--mock-api-share-server` the xdist controller runs the server and workers reach it over HTTP.
+`tests/reliability/test_sessions_isolation.py` drives random writes, clock moves and faults
+through several sessions at once (threads, event loops, sockets, in-process transports, prefix
+and header) and checks that each reads exactly its own history.
+
+A handler's `Context` carries the request, the store of its state, `base_url` (where that
+state is served) and `Services` (cursor codec, schema fields, the document's resource paths):
+no reference to the application.
+
+Dependencies point one way: `handlers` → `context` → `store`/`pagination`/`errors`;
+`app` → `sessions` → `state` → `store`/`clock`/`ratelimit`/`journal`/`faults`/`cache`;
+`app` → everything;
+`app` → `state` → `commands` → `store`; `state` → `store`/`clock`/`ratelimit`/`journal`/`faults`/`cache`;
+`replication` → `state`, `sessions`, `commands` (imported by `app` only when `Config.state` is
+set); inside it `sessions` → `state` → `parts` → `log` → `batch` → `transport`, and `log` → `codec`, `lua`; `store`, `clock`,
+`errors` import nothing of ours but each other.
+The store has no HTTP in it; handlers hold no state.
 """
 
 from __future__ import annotations
@@ -44,6 +80,7 @@ class SessionLimit(ApiError):
     """A cap of the session registry reached: nothing was created (507 Insufficient Storage)."""
 
     status_code = 507
+    reason = "cap_reached"
 
 
 def split_session_path(path: str) -> tuple[str, str] | None:
@@ -65,9 +102,9 @@ def unknown_session(name: str, idle_seconds: float) -> NotFound:
     """The 404 of a request naming a session that does not exist."""
     if not _NAME.fullmatch(name):
         return NotFound(f"no session {name!r} (session names are 1-64 letters, digits, '.', "
-                        "'_' or '-')")
+                        "'_' or '-')", reason="no_session")
     return NotFound(f"no session {name!r}: create it with POST /__mock__/sessions (sessions "
-                    f"expire after {idle_seconds:g} s without requests)")
+                    f"expire after {idle_seconds:g} s without requests)", reason="no_session")
 
 
 def session_cap(max_sessions: int) -> SessionLimit:
@@ -172,7 +209,7 @@ class Sessions:
             except Conflict:  # created by a concurrent request meanwhile
                 info = self._sessions.get(name)
                 if info is None:  # ... and deleted or expired since
-                    raise NotFound(f"no session {name!r}") from None
+                    raise NotFound(f"no session {name!r}", reason="no_session") from None
         info.last_used = now
         state = info.state
         recorded = state.journal.recorded
@@ -220,7 +257,7 @@ class Sessions:
             return self.default
         info = self._sessions.get(name)
         if info is None:
-            raise NotFound(f"no session {name!r}")
+            raise NotFound(f"no session {name!r}", reason="no_session")
         return info.state
 
     def names(self) -> list[str]:
@@ -238,7 +275,7 @@ class Sessions:
             raise Conflict("the default session cannot be deleted (reset it instead)")
         with self._lock:
             if self._sessions.pop(name, None) is None:
-                raise NotFound(f"no session {name!r}")
+                raise NotFound(f"no session {name!r}", reason="no_session")
 
     def clear(self) -> int:
         """Delete every session (not the default) and every snapshot."""

@@ -12,6 +12,39 @@ tests/engine/test_state_api.py). Handlers write records through the store's own 
 (`insert`, `update`, `delete`), which the store serialises under its lock. So every mutation
 of a mock funnels through this class and the store: a state is one of many (sessions), and
 can be backed by shared storage, by replacing these methods and nothing else.
+
+State and the pipeline
+----------------------
+
+`MockApp` (app.py) is the pipeline: the document, router, validators, handlers and self-check,
+fixed while the server runs. Everything a request or an operator changes lives in a
+`MockState` (`state.py`): the store, clock, rate-limit windows and limits, journal, fault
+rules, response cache, uploaded files, the loaded dataset and its tokens, and the `Settings` a
+reset returns to (seed, default rate limit, frozen clock, fixture plan limits). The pipeline
+picks the state a request addresses (`MockApp.state_for(scope)`) and passes it down; the
+control API, the storage service (`standalone/storage.py`) and the pytest plugin do the same. They read the state's parts and
+change them only through its methods (`load_dataset`, `reset(seed=…, rate_limit=…,
+frozen_clock=…)`, `set_rate_limits`, `count_request`, `set_clock`/`advance_clock`,
+`add_fault`/`take_fault`/`clear_faults`, `record_request`/`clear_journal`,
+`cached_response`/`keep_response`, `accept_upload`, `set_variations`, `reset_over`). Handlers write records through the
+store's own API. So every mutation funnels through a handful of methods, which is what lets a
+server hold many states (sessions) and a state be backed by shared storage.
+`tests/engine/test_state_api.py` enforces the rule with `ast` over the package, bench/ and
+examples/ (no assignment to a state's attributes, no direct call of a part's mutating method
+outside `state.py` and `replication/`, its shared variant).
+
+Each of those methods builds a *command* (`commands.py`: `Reset`, `LoadDataset`, `MoveClock`,
+`AddFault`, `TakeFault`, `ClearFaults`, `Write`, `Checkpoint`) and submits it
+(`MockState.submit`); `MockState.apply(command)` is the one place a command changes the
+state's replicated parts (store, clock, faults, files, cache, settings, the dataset served).
+In memory `submit` applies at once (and resets the windows, limits and journal a reset or load
+resets: those are not replicated, Redis keeps them in place). A state shared through Redis
+appends the command instead, and every worker, the sender too, applies it with the same
+`apply` when it catches up (replication/). A request's writes are the store's own
+transaction (`Store.begin`/`end`: the records written and how to undo them, the id counter
+and timestamp floor, uploaded bytes attached with `Store.attach`), which replication appends
+as one `Write`; the cache version moves with every write as before. The parts have
+`export()`/`restore()` (store, clock, faults, files): `MockState.export()` is a `Checkpoint`.
 """
 
 from __future__ import annotations
@@ -20,10 +53,10 @@ import dataclasses
 import itertools
 import math
 import time
-from collections.abc import Callable, Hashable, Iterator, Mapping
+from collections.abc import Callable, Hashable, Iterator, Mapping, MutableMapping
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from ..data.fixtures import Dataset
 from ..data.tables import TABLES
@@ -108,6 +141,9 @@ class StateSnapshot:
         return sum(len(rows) for rows in delta.records.values()) if delta else 0
 
 
+T = TypeVar("T")
+
+
 class MockState:
     """One mock's state: see the module docstring. Read the parts; change them by methods.
 
@@ -122,6 +158,20 @@ class MockState:
     # A variation plan at work (mockserver/robust/runtime.py's Variations), None: faithful
     # answers. Set and cleared by the methods below; a reset clears it.
     variations: Any = None
+
+    # -- how callers outside the pipeline run state operations (the same on every state) ----
+    # In memory both are immediate; a shared state (replication's SharedMockState) catches up
+    # with the other workers and calls Redis off the event loop. Callers never choose.
+
+    def sync(self) -> None:
+        """Apply what other workers changed (a shared state's; nothing to do in memory)."""
+
+    async def off_loop(self, fn: Callable[..., T], *args: Any,
+                       scope: MutableMapping[str, Any] | None = None) -> T:
+        """`fn(*args)`, which may change or read the state: here, at once (a shared state
+        runs it in one of the worker's threads, so the event loop never waits for Redis).
+        `scope`: the request's, for a shared state's ticket."""
+        return fn(*args)
 
     def __init__(
         self,

@@ -268,7 +268,7 @@ def run_differential(spec: Spec, source: httpx.Client, options: Any,
         from starlette.testclient import TestClient
 
     from ..data.fixtures import load_dataset
-    from ..engine.app import Config
+    from ..engine.config import Config
     from ..engine.progression import KINDS
     from ..standalone.server import create_app
 

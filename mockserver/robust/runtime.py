@@ -21,14 +21,14 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 from urllib.parse import parse_qsl, urlencode
 
-import anyio
 import orjson
 
 from ..data.tables import TABLES
 from ..engine.app import MockApp
 from ..engine.exchange import Exchange, json_headers
-from ..engine.faults import Drop, FaultRule
+from ..engine.faults import Effect, FaultRule
 from ..engine.progression import KINDS as PROGRESSING
+from ..engine.responses import documented_error
 from ..engine.selfcheck import SelfCheck
 from ..engine.store import Store
 from .catalogue import Catalogue
@@ -41,7 +41,6 @@ __all__ = ["EMPTY_PAGE_CURSOR", "Variations"]
 EMPTY_PAGE_CURSOR = "robust-empty-last-page"
 RawHeaders = list[tuple[bytes, bytes]]
 _checkers: dict[int, SelfCheck] = {}
-_DROP = Drop(FaultRule(id=0, drop=True))  # a drop item's effect: the connection lost mid-answer
 
 
 def _checker(mock: MockApp) -> SelfCheck:
@@ -163,15 +162,16 @@ class Variations:
         index, item = self._answer_item(operation.operation_id)
         varied: list[int] = []
         if item is not None and item["kind"] == "slow":
-            await anyio.sleep(item["delay_ms"] / 1000)
+            if item["delay_ms"]:  # a delay fault's effect (0: no wait, no rule)
+                await FaultRule(id=0, delay_ms=item["delay_ms"]).effect().wait()
             varied.append(index)  # type: ignore[arg-type]
             item = None
         if item is not None:
             varied.append(index)  # type: ignore[arg-type]
             try:
-                ex.answer(*self._injected(mock, operation, item))
-                if item["kind"] == "drop":
-                    ex.effect = _DROP  # half an answer, as a dropped-connection fault sends
+                effect, answered = self._effect(mock, operation, item)
+                ex.answer(*answered)
+                ex.effect = effect  # sent as a fault's: a drop loses the connection mid-answer
             except Exception as exc:  # the self-check refused it (a bug of ours): 500
                 mock.core.failed(ex, exc, "varying")
         else:
@@ -180,29 +180,25 @@ class Variations:
             self.applied.update(varied)
         ex.varied = tuple(sorted(set(varied)))
 
-    def _injected(self, mock: MockApp, operation: Any,
-                  item: dict[str, Any]) -> tuple[int, bytes, RawHeaders]:
-        """An answer item's own answer, in the document's shape (self-checked unless a 5xx,
-        which the document does not list: decision V3)."""
-        kind = item["kind"]
-        if kind == "drop":
-            return 200, b"", [(b"content-length", b"0")]
-        if kind == "rate-limit":
-            status, extra = 429, {"Retry-After": str(item["retry_after"])}
-            message = f"Rate limit exceeded; retry after {item['retry_after']} seconds"
+    def _effect(self, mock: MockApp, operation: Any, item: dict[str, Any]
+                ) -> tuple[Effect, tuple[int, bytes, RawHeaders]]:
+        """An answer item as the fault effect that answers it (engine/faults.py): a drop, or
+        the documented error of its status (`responses.documented_error`, as `Prefer: code=N`
+        makes one; a rate-limit item is the 429 with its `Retry-After`), self-checked unless
+        a 5xx, which the document does not list (decision V3). With its answer."""
+        if item["kind"] == "drop":
+            effect = FaultRule(id=0, drop=True).effect()
         else:
-            status = item["status"]
-            extra = {"Retry-After": "1"} if status >= 500 else {}
-            documented = operation.responses.get(status, {})
-            example = documented.get("content", {}).get("application/json", {}).get("example")
-            message = (example["error"] if isinstance(example, dict)
-                       and isinstance(example.get("error"), str)
-                       else f"service unavailable ({status}); retry")
-        body = orjson.dumps({"error": message})
-        headers = json_headers(body, extra)
-        if status < 500:
-            _checker(mock).check(operation, status, body, {k: v for k, v in extra.items()})
-        return status, body, headers
+            status = 429 if item["kind"] == "rate-limit" else item["status"]
+            error = documented_error(operation, status, f"robustness mode: {item['kind']}",
+                                     retry_after=item.get("retry_after", 1))
+            effect = FaultRule(id=0, status=status, error=error.message,
+                               headers=error.headers).effect()
+        answered = effect.answer()
+        assert answered is not None  # a drop's or a status's effect answers
+        if item["kind"] != "drop" and answered[0] < 500:
+            _checker(mock).check(operation, answered[0], answered[1], dict(error.headers))
+        return effect, answered
 
     def _varied(self, mock: MockApp, ex: Exchange, operation: Any, varied: list[int]) -> None:
         """The core's answer with the paging and content items applied, self-checked."""

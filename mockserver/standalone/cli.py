@@ -1,10 +1,11 @@
-"""Command line: `python -m mockserver serve | fixtures generate | record | conform | proxy |
-robust`."""
+"""The standalone server's command line: `serve` (its options, each also settable by a
+`MOCK_API_*` variable) and `fixtures generate`, added to the front door's parser
+(`mockserver/cli.py`, which dispatches every command) by `add_parsers`."""
 
 from __future__ import annotations
 
 import argparse
-import importlib.util
+import importlib
 import json
 import os
 import secrets
@@ -14,7 +15,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-__all__ = ["main"]
+__all__ = ["HelpFormatter", "add_parsers", "main", "worker_app"]
 
 DEFAULT_HOST = "127.0.0.1"  # safe default: loopback only
 DEFAULT_RATE_LIMIT = 120  # requests per minute per workspace (the description's figure)
@@ -27,7 +28,7 @@ _WORKER_ENV = "MOCKSERVER_WORKER_ARGS"  # serve's options, handed to each --work
 
 def _config(args: argparse.Namespace) -> Any:
     from ..data.fixtures import default_fixtures_dir
-    from ..engine.app import Config
+    from ..engine.config import Config
 
     fixtures = [Path(p) for p in args.fixtures] or [default_fixtures_dir()]
     fixtures += [Path(p) for p in args.overlay]
@@ -286,21 +287,8 @@ class HelpFormatter(argparse.HelpFormatter):
         return f"{text} (default: {default})"
 
 
-def program_name(argv0: str | None = None) -> str:
-    """How the user called us: `python -m mockserver`, or the console script's own name."""
-    name = Path(argv0 if argv0 is not None else sys.argv[0]).name
-    return "python -m mockserver" if name in ("__main__.py", "", "-c") else name
-
-
-def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog=prog or program_name(),
-        description="Mock server and conformance gate for the Workspace Messaging and "
-        "Automation API v1.",
-        formatter_class=HelpFormatter,
-    )
-    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-
+def add_parsers(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """The `serve` and `fixtures` subcommands and their options."""
     serve = commands.add_parser(
         "serve", help="run the mock on the fixtures", formatter_class=HelpFormatter,
         description="Serve the mock of the API on the fixtures, with its control API "
@@ -376,48 +364,11 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
     generate.add_argument("--out", required=True, metavar="DIR",
                           help="directory to write the dataset to (required; created if missing)")
     generate.set_defaults(func=_generate)
-    from ..record.cli import add_parser as add_record_parser
-
-    add_record_parser(commands)
-
-    # Listed for --help only: main() hands these their own argument lines.
-    commands.add_parser("conform", add_help=False,
-                        help="fuzz a server against the document (conform --help)")
-    commands.add_parser("proxy", add_help=False,
-                        help="validate traffic to a real server (proxy --help)")
-    commands.add_parser("robust", add_help=False,
-                        help="run a client's tests against varied answers (robust --help)")
-    return parser
-
-
-GATE_DEPENDENCIES = ("schemathesis", "hypothesis", "pytest")  # the `conform` extra
-
-
-def missing_gate_dependencies() -> list[str]:
-    """The conformance gate's packages (the `conform` extra) that cannot be imported."""
-    return [name for name in GATE_DEPENDENCIES if importlib.util.find_spec(name) is None]
 
 
 def main(argv: list[str] | None = None) -> int:
-    argv = list(sys.argv[1:] if argv is None else argv)
-    # `conform` and `proxy` own their options; hand them the rest of the line untouched.
-    if argv and argv[0] == "conform":
-        missing = missing_gate_dependencies()
-        if missing:
-            print(f"python -m mockserver conform: the conformance gate needs {', '.join(missing)}, "
-                  "which this installation lacks. Install the gate's extra:\n"
-                  "    pip install 'workspace-api-mock[conform]'", file=sys.stderr)
-            return 2
-        from ..conform.cli import main as conform_main
-
-        return conform_main(argv[1:], prog=f"{program_name()} conform")
-    if argv and argv[0] == "robust":
-        from ..robust.cli import main as robust_main
-
-        return robust_main(argv[1:], prog=f"{program_name()} robust")
-    if argv and argv[0] == "proxy":
-        from ..proxy import main as proxy_main
-
-        return proxy_main(argv[1:], prog=f"{program_name()} proxy")
-    args = build_parser().parse_args(argv)
-    return int(args.func(args))
+    """The console script of an installation made before the front door moved to
+    `mockserver.cli` (pyproject.toml names `mockserver.cli:main` now): the front door's
+    `main`. Remove once no environment installed before it is left."""
+    front_door = importlib.import_module("mockserver.cli")  # imported when called: no cycle
+    return int(front_door.main(argv))

@@ -24,10 +24,10 @@ import asyncio
 import http
 
 import httptools
-import orjson
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from ..engine.exchange import MAX_HEADER_BYTES
+from ..engine.responses import message_body
 
 __all__ = ["MAX_HEADERS", "MAX_HEAD_BYTES", "MAX_URL_BYTES", "GuardedHttpToolsProtocol"]
 
@@ -110,7 +110,7 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
                               "be parsed")
 
     def _answer(self, status: int, message: str) -> None:
-        body = orjson.dumps({"error": message})
+        body = message_body(message)
         reason = http.HTTPStatus(status).phrase.encode()
         head = [b"HTTP/1.1 %d %s\r\n" % (status, reason)]
         head += [name + b": " + value + b"\r\n" for name, value in

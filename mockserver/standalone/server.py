@@ -12,7 +12,8 @@ from starlette.responses import Response
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
-from ..engine.app import Config, MockApp
+from ..engine.app import MockApp
+from ..engine.config import Config
 from ..engine.errors import (
     ApiError,
     MethodNotAllowed,

@@ -19,7 +19,7 @@ from starlette.responses import JSONResponse, Response
 
 from ..engine.app import MockApp
 from ..engine.errors import ApiError, Forbidden, Unauthorized
-from ..engine.responses import error_response
+from ..engine.responses import error_response, message_body
 
 __all__ = ["MAX_UPLOAD_BYTES", "download", "upload"]
 
@@ -27,8 +27,8 @@ __all__ = ["MAX_UPLOAD_BYTES", "download", "upload"]
 MAX_UPLOAD_BYTES = 25 * 1024 * 1024
 
 
-def _error(status: int, message: str) -> JSONResponse:
-    return JSONResponse({"error": message}, status_code=status)
+def _error(status: int, message: str) -> Response:
+    return Response(message_body(message), status_code=status, media_type="application/json")
 
 
 async def upload(request: Request) -> Response:
@@ -47,13 +47,10 @@ async def upload(request: Request) -> Response:
     state = mock.state_for(request.scope)
     try:
         mock.sessions.check_room(state, size)  # a session's files count to its memory cap
-        if state.replicated:  # Redis is called off the event loop (replication/)
-            storage_id = await state.off_loop(  # type: ignore[attr-defined]
-                state.accept_upload, token, b"".join(chunks), content_type,
-                mock.services.storage, scope=request.scope)
-        else:
-            storage_id = state.accept_upload(token, b"".join(chunks), content_type,
-                                             mock.services.storage)
+        # in memory at once; a shared state's off the event loop (replication/)
+        storage_id = await state.off_loop(state.accept_upload, token, b"".join(chunks),
+                                          content_type, mock.services.storage,
+                                          scope=request.scope)
     except ApiError as error:
         return error_response(error)
     return JSONResponse({"storageId": storage_id})
@@ -84,8 +81,8 @@ async def download(request: Request) -> Response:
                                "'Authorization: Bearer <token>' of its workspace")
     except ApiError as error:
         return error_response(error)
-    if state.replicated:  # what other workers changed first (replication/), off the event loop
-        await state.off_loop(state.sync, scope=request.scope)  # type: ignore[attr-defined]
+    # what other workers changed first (replication/), off the event loop; nothing in memory
+    await state.off_loop(state.sync, scope=request.scope)
     record = state.store.get("uploads", storage_id)
     if (record is None or record.get("kind") != "file"
             or (principal is not None and record["workspace_id"] not in principal.workspace_ids)):

@@ -16,10 +16,9 @@ import pytest
 
 from ..engine.app import MockApp
 from ..engine.faults import FaultRule
-from ..engine.journal import JournalEntry
 from ..engine.state import MockState
 from .config import DEFAULT_TOKENS, REMOTE_SETTINGS, MockApiConfig
-from .control import Control, InProcessControl, RealServerControl
+from .control import Control, InProcessControl, RealServerControl, RecordedRequest
 from .identities import Tokens, Workspaces
 from .server import TRANSPORT_SETTINGS, ssl_context
 from .transport import AsyncDirectTransport
@@ -208,13 +207,19 @@ class MockApi:
         return self._control.in_process("journal").state.journal
 
     def requests(self, method: str | None = None, path: str | None = None,
-                 status: int | None = None) -> list[JournalEntry]:
+                 status: int | None = None) -> list[RecordedRequest]:
         """Requests the mock received in this test, oldest first (path is a prefix). Each has
         .method .path .query .headers (token redacted) .json (the body) .status."""
         return self._control.requests(method, path, status)
 
+    def request_count(self, method: str | None = None, path: str | None = None,
+                      status: int | None = None) -> int:
+        """How many requests the mock received in this test (filtered as `requests()`),
+        without reading them."""
+        return self._control.request_count(method, path, status)
+
     @property
-    def last_request(self) -> JournalEntry:
+    def last_request(self) -> RecordedRequest:
         found = self.requests()
         if not found:
             raise AssertionError("the mock received no request in this test")

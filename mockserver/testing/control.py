@@ -1,13 +1,18 @@
-"""The one control interface `mock_api` drives, and its three implementations.
+"""The one control interface `mock_api` drives, and its implementations.
 
 `Control` is the protocol: reset, fault, clock, rate limit, requests, snapshot, add, get, and
 the in-process handles (the app, its state). Every operation of the base class skips the test
-with the implementation's reason; each implementation overrides what it can do:
+with the implementation's reason. `MockControl` writes each operation once: it builds the
+control call (an `operationId` of `spec/control-openapi.yaml`, path parameters, query, body),
+hands it to its `Caller` and decodes the answer (one `RecordedRequest` type for the journal,
+refusals decided on `ControlError.reason`). Its two transports differ only by the caller and
+by what only a process holding the mock can give:
 
-- `InProcessControl`: the mock in this process (the session's server, or a `MockApp` given).
+- `InProcessControl`: the mock in this process (the session's server, or a `MockApp` given);
+  its caller, `operations.InProcessCaller`, runs the registered handler as the route does.
 - `HttpControl`: a session on a mock reached over its control API (the server xdist workers
-  share, a container), each call an operation of `spec/control-openapi.yaml` looked up by its
-  `operationId`, as the server's own routes are (`ControlClient`).
+  share, a container); its caller, `ControlClient`, sends each operation's method and path
+  as the document declares them.
 - `RealServerControl`: a real server; every mock-only helper skips, saying why.
 """
 
@@ -23,20 +28,12 @@ import httpx
 import pytest
 
 from ..engine.app import MockApp
-from ..engine.errors import ApiError
 from ..engine.faults import FaultRule
-from ..engine.progress_control import (
-    get_progression,
-    list_scripts,
-    set_progression,
-    set_script,
-    transition_record,
-)
 from ..engine.progression import Refused
-from ..engine.records import add_record, get_record, no_record, unknown_table
 from ..engine.sessions import SESSION_HEADER, SESSION_PREFIX
 from ..engine.state import MockState
-from ..standalone.control import CONTROL_HEADER, control_spec
+from ..standalone.control import CONTROL_HEADER
+from ..standalone.operations import Caller, ControlError, InProcessCaller, control_spec
 from .config import MockApiConfig
 from .identities import Tokens, Workspaces, mock_identities
 from .server import Dispatch, MockApiSnapshot, MockServer, session_name
@@ -78,8 +75,12 @@ class Control:
                        enabled: bool | None) -> None:
         self._skip("set_rate_limit()")
 
-    def requests(self, method: str | None, path: str | None, status: int | None) -> list[Any]:
+    def requests(self, method: str | None, path: str | None,
+                 status: int | None) -> list[RecordedRequest]:
         self._skip("requests()")
+
+    def request_count(self, method: str | None, path: str | None, status: int | None) -> int:
+        self._skip("request_count()")
 
     def clock(self) -> tuple[str, bool]:
         """The clock's instant and whether it is frozen."""
@@ -164,11 +165,158 @@ class _InSession:
 _ROUTERS: dict[int, _InSession] = {}
 
 
-class InProcessControl(Control):
-    """The mock in this process: a session of the session server's mock (`open`), or the
-    given mock's state (`dispatch` None: no server)."""
+@dataclass(frozen=True)
+class RecordedRequest:
+    """A journal entry as a test reads it, over either transport (the control API's
+    `JournalEntry`): .method .path .query .headers (credentials redacted) .json (the body)
+    .status .response_json .operation_id .fault .ignored_params."""
+
+    seq: int
+    time: str
+    method: str
+    path: str
+    query: dict[str, Any]
+    headers: dict[str, str]
+    json: Any
+    status: int
+    response_json: Any
+    operation_id: str | None
+    fault: str | None
+    ignored_params: tuple[str, ...] = ()
+
+    @classmethod
+    def decode(cls, entry: Mapping[str, Any]) -> RecordedRequest:
+        return cls(entry["seq"], entry["time"], entry["method"], entry["path"], entry["query"],
+                   entry["headers"], entry.get("body"), entry["status"],
+                   entry.get("response_body"), entry.get("operation_id"), entry.get("fault"),
+                   tuple(entry.get("ignored_params", ())))
+
+    @property
+    def query_string(self) -> bytes:
+        return urllib.parse.urlencode(self.query, doseq=True).encode("latin-1")
+
+
+class MockControl(Control):
+    """The control operations of a mock, each written once as a call of its `Caller` (in this
+    process or over HTTP, addressed to the test's session)."""
 
     is_mock = True
+    caller: Caller
+
+    @property
+    def session(self) -> str:
+        raise NotImplementedError
+
+    def call(self, operation_id: str, path_params: Mapping[str, str] | None = None,
+             query: Mapping[str, Any] | None = None, body: Any = None) -> Any:
+        return self.caller.call(operation_id, path_params, query, body)
+
+    def reset(self) -> None:
+        self.call("resetMock")
+
+    def fault(self, spec: dict[str, Any]) -> FaultRule:
+        body = {k: v for k, v in spec.items()
+                if v is not None or k == "count"}  # the control API's nulls: count only
+        try:
+            found = self.call("addFault", body=body)["data"]
+        except ControlError as error:
+            if error.status == 400:  # a rule that could never fire, named
+                raise ValueError(f"mock_api.fault: {error.message}") from None
+            raise
+        rule = FaultRule(**{k: v for k, v in found.items() if k not in ("remaining", "hits")})
+        rule.hits = found["hits"]
+        return rule
+
+    def set_rate_limit(self, per_minute: int | None, workspace: str | None,
+                       enabled: bool | None) -> None:
+        body: dict[str, Any] = {"workspaces": {workspace: per_minute}} if workspace else {}
+        if workspace is None and per_minute is not None:
+            body["per_minute"] = per_minute
+        if workspace is None and enabled is not None:
+            body["enabled"] = enabled
+        self.call("setRateLimits", body=body)
+
+    def requests(self, method: str | None, path: str | None,
+                 status: int | None) -> list[RecordedRequest]:
+        found = self.call("listRecordedRequests",
+                          query={"method": method, "path": path, "status": status})
+        return [RecordedRequest.decode(e) for e in found["data"]]
+
+    def request_count(self, method: str | None, path: str | None, status: int | None) -> int:
+        found = self.call("countRecordedRequests",
+                          query={"method": method, "path": path, "status": status})
+        return int(found["count"])
+
+    def clock(self) -> tuple[str, bool]:
+        found = self.call("getClock")
+        return str(found["now"]), bool(found["frozen"])
+
+    def advance_clock(self, seconds: float) -> None:
+        self.call("setClock", body={"advance_seconds": seconds})
+
+    def set_clock(self, instant: str) -> None:
+        self.call("setClock", body={"now": instant})
+
+    def snapshot(self, name: str | None) -> str:
+        name = name or f"{self.session}-snap"
+        self.call("saveSnapshot", body={"name": name, "session": self.session, "replace": True})
+        return name
+
+    def add(self, table: str, values: dict[str, Any], primary: str | None) -> dict[str, Any]:
+        try:
+            found = self.call("addRecord", {"table": table}, {"workspace": primary}, values)
+        except ControlError as error:
+            if error.reason == "unknown_table":
+                raise pytest.UsageError(f"mock_api.add: {error.message}") from None
+            if error.status in (400, 409):  # a record the mock refuses, the field named
+                raise ValueError(f"mock_api.add({table!r}): {error.message}") from None
+            raise  # 507, 503 ... as they came
+        return dict(found["data"])
+
+    def get(self, table: str, key: str) -> dict[str, Any] | None:
+        try:
+            found = self.call("getRecord", {"table": table, "id": key})
+        except ControlError as error:
+            if error.reason == "no_record":
+                return None
+            if error.reason == "unknown_table":
+                raise pytest.UsageError(f"mock_api.get: {error.message}") from None
+            raise  # no session, no such route (an older server)
+        return dict(found["data"])
+
+
+    # -- progression: refusals (400, 404, 409) as `Refused`, with their status --------------
+
+    def _progression_call(self, operation_id: str, path_params: Mapping[str, str] | None = None,
+                          body: Any = None) -> Any:
+        try:
+            return self.call(operation_id, path_params, body=body)
+        except ControlError as error:
+            if error.status in (400, 404, 409):
+                raise Refused(error.status, error.message) from None
+            raise
+
+    def progression(self, body: dict[str, Any] | None) -> dict[str, Any]:
+        if body is None:
+            return dict(self.call("getProgression"))
+        return dict(self._progression_call("setProgression", body=body))
+
+    def transition(self, table: str, key: str, body: dict[str, Any]) -> dict[str, Any]:
+        found = self._progression_call("transitionRecord", {"table": table, "id": key}, body)
+        return dict(found["data"])
+
+    def script(self, kind: str, target: str, outcomes: list[Any]) -> dict[str, Any]:
+        operation = "setAgentScript" if kind == "agents" else "setWorkflowScript"
+        found = self._progression_call(operation, {"id": target}, {"outcomes": outcomes})
+        return dict(found["data"])
+
+    def scripts(self) -> dict[str, Any]:
+        return dict(self.call("listScripts")["data"])
+
+
+class InProcessControl(MockControl):
+    """The mock in this process: a session of the session server's mock (`open`), or the
+    given mock's state (`dispatch` None: no server)."""
 
     def __init__(self, mock: MockApp, state: MockState | None = None, app: Any = None,
                  dispatch: Dispatch | None = None) -> None:
@@ -176,6 +324,7 @@ class InProcessControl(Control):
         self.state = state if state is not None else mock.state
         self.app = app
         self.dispatch = dispatch
+        self.caller = InProcessCaller(mock, self.state)
 
     @classmethod
     def open(cls, server: MockServer, config: MockApiConfig, label: str,
@@ -198,75 +347,11 @@ class InProcessControl(Control):
     def session(self) -> str:
         return self.state.name
 
-    def reset(self) -> None:
-        self.state.reset()
-
-    def fault(self, spec: dict[str, Any]) -> FaultRule:
-        self.mock.check_fault(spec["method"], spec["path"])  # a typo named here, not later
-        return self.state.add_fault(**spec)
-
-    def set_rate_limit(self, per_minute: int | None, workspace: str | None,
-                       enabled: bool | None) -> None:
-        if workspace is not None:
-            self.state.set_rate_limits(workspaces={workspace: per_minute})
-        else:
-            self.state.set_rate_limits(per_minute=per_minute, enabled=enabled)
-
-    def requests(self, method: str | None, path: str | None, status: int | None) -> list[Any]:
-        return self.state.journal.entries(method=method, path=path, status=status)
-
-    def clock(self) -> tuple[str, bool]:
-        clock = self.state.clock
-        return clock.now(), clock.frozen
-
-    def advance_clock(self, seconds: float) -> None:
-        self.state.advance_clock(seconds)
-
-    def set_clock(self, instant: str) -> None:
-        self.state.set_clock(instant)
-
-    def snapshot(self, name: str | None) -> str:
-        name = name or f"{self.session}-snap"
-        self.mock.sessions.save_snapshot(name, self.session, replace=True)
-        return name
-
     def origin(self, name: str) -> Origin:
         sessions = self.mock.sessions
         snap = sessions.save_snapshot(name, self.session, replace=True)
         return (MockApiSnapshot(name, self.mock, snap.settings.frozen_clock),
                 lambda: sessions.delete_snapshot(name))
-
-    def add(self, table: str, values: dict[str, Any], primary: str | None) -> dict[str, Any]:
-        try:
-            return add_record(self.mock, self.state, table, values, primary)
-        except ApiError as error:
-            refused = add_refused(table, error.status_code, error.message)
-            if refused is None:
-                raise
-            raise refused from None
-
-    def get(self, table: str, key: str) -> dict[str, Any] | None:
-        try:
-            return get_record(self.state, table, key)
-        except ApiError as error:
-            raise pytest.UsageError(f"mock_api.get: {error.message}") from None
-
-    def progression(self, body: dict[str, Any] | None) -> dict[str, Any]:
-        if body is None:
-            return get_progression(self.state)
-        return _refusing(lambda: set_progression(self.state, body))
-
-    def transition(self, table: str, key: str, body: dict[str, Any]) -> dict[str, Any]:
-        found = _refusing(lambda: transition_record(self.mock, self.state, table, key, body))
-        return dict(found["data"])
-
-    def script(self, kind: str, target: str, outcomes: list[Any]) -> dict[str, Any]:
-        found = _refusing(lambda: set_script(self.mock, self.state, kind, target,
-                                             {"outcomes": outcomes}))
-        return dict(found["data"])
-
-    def scripts(self) -> dict[str, Any]:
-        return dict(list_scripts(self.state)["data"])
 
     def transport(self) -> httpx.BaseTransport:
         if self.dispatch is not None:
@@ -302,108 +387,63 @@ class InProcessControl(Control):
             self.mock.sessions.delete(self.state.name)
 
 
-def add_refused(table: str, status: int, message: str) -> Exception | None:
-    """`mock_api.add`'s refusal as a test sees it, whichever control ran it: an unknown table
-    (404) is a usage error, a record the mock refuses (400, 409) a ValueError naming the
-    field; None for anything else (507, 503 ...: raised as it came)."""
-    if status == 404:
-        return pytest.UsageError(f"mock_api.add: {message}")
-    if status in (400, 409):
-        return ValueError(f"mock_api.add({table!r}): {message}")
-    return None
-
-
 # -- over the control API --------------------------------------------------------------------
 
-def _refused(status: int, message: str) -> Exception | None:
-    """A progression call's refusal (400, 404, 409) as `Refused`, over HTTP as in process."""
-    return Refused(status, message) if status in (400, 404, 409) else None
-
-
-def _refusing(call: Callable[[], dict[str, Any]]) -> dict[str, Any]:
-    try:
-        return call()
-    except ApiError as error:
-        refused = _refused(error.status_code, error.message)
-        if refused is None:
-            raise
-        raise refused from None
-
-
 class ControlClient:
-    """The control API over HTTP: each call names an operation of spec/control-openapi.yaml,
-    whose method, path and success status come from the document (as the server's routes do);
-    `session` addresses a session's own control API (`/sessions/{name}/__mock__/...`)."""
+    """The control API over HTTP, a `Caller`: each call names an operation of
+    spec/control-openapi.yaml, whose method, path and success status come from the document
+    (as the server's routes do); `session` addresses a session's own control API
+    (`/sessions/{name}/__mock__/...`). `transport`: httpx's, for tests (`MockTransport`)."""
 
-    def __init__(self, server: str, token: str | None = None) -> None:
+    def __init__(self, server: str, token: str | None = None, *, session: str | None = None,
+                 transport: httpx.BaseTransport | None = None,
+                 http: httpx.Client | None = None) -> None:
         self.server = server
-        self._http = httpx.Client(timeout=30, headers={CONTROL_HEADER: token} if token else {})
+        self.token = token
+        self.session = session
+        self._http = http or httpx.Client(
+            timeout=30, transport=transport, headers={CONTROL_HEADER: token} if token else {})
 
-    def call(self, operation_id: str, body: Any = None, *, session: str | None = None,
-             query: Mapping[str, Any] | None = None, path: Mapping[str, str] | None = None,
-             refused: Callable[[int, str], Exception | None] | None = None) -> Any:
-        """The operation's answer (its JSON, None when empty); RuntimeError for any other
-        status, unless `refused(status, error message)` gives the exception to raise."""
+    def at(self, session: str | None) -> ControlClient:
+        """The same connection addressing `session` (None: the server's default)."""
+        return ControlClient(self.server, self.token, session=session, http=self._http)
+
+    def call(self, operation_id: str, path_params: Mapping[str, str] | None = None,
+             query: Mapping[str, Any] | None = None, body: Any = None) -> Any:
+        """The operation's answer (its JSON, None when empty); `ControlError` for any other
+        status, with the reason the server gave (None when it gave none)."""
         operation = control_spec().by_id[operation_id]
-        url = self.server + (f"{SESSION_PREFIX}{session}" if session else "")
+        url = self.server + (f"{SESSION_PREFIX}{self.session}" if self.session else "")
         url += operation.path.format(**{k: urllib.parse.quote(v, safe="")
-                                        for k, v in (path or {}).items()})
+                                        for k, v in (path_params or {}).items()})
         params = {k: v for k, v in (query or {}).items() if v is not None}
         response = self._http.request(operation.method, url, json=body, params=params)
         if response.status_code != operation.success_status:
-            if refused is not None:
-                try:
-                    message = str(response.json()["error"])
-                except (ValueError, KeyError, TypeError):
-                    message = response.text
-                error = refused(response.status_code, message)
-                if error is not None:
-                    raise error
-            raise RuntimeError(f"mock control {operation_id} ({operation.method} "
-                               f"{response.request.url.path}): {response.status_code} "
-                               f"{response.text}")
+            try:
+                found = response.json()
+                message, reason = str(found["error"]), found.get("reason")
+            except (ValueError, KeyError, TypeError, AttributeError):
+                message, reason = response.text, None
+            raise ControlError(operation_id, response.status_code,
+                               reason if isinstance(reason, str) else None, message,
+                               f" ({operation.method} {response.request.url.path})")
         return response.json() if response.content else None
 
     def close(self) -> None:
         self._http.close()
 
 
-@dataclass(frozen=True)
-class RecordedRequest:
-    """A journal entry read over the control API: the attributes of `JournalEntry` a test
-    reads (.method .path .query .headers .json .status .ignored_params)."""
-
-    seq: int
-    time: str
-    method: str
-    path: str
-    query: dict[str, Any]
-    headers: dict[str, str]
-    json: Any
-    status: int
-    response_json: Any
-    operation_id: str | None
-    fault: str | None
-    ignored_params: tuple[str, ...] = ()
-
-    @property
-    def query_string(self) -> bytes:
-        return urllib.parse.urlencode(self.query, doseq=True).encode("latin-1")
-
-
 _sessions = itertools.count(1)
 
 
-class HttpControl(Control):
+class HttpControl(MockControl):
     """A test's session on a mock reached over HTTP (the server xdist workers share, or a
     container), through its control API."""
 
-    is_mock = True
-
-    def __init__(self, client: ControlClient, session: str, token: str | None) -> None:
+    def __init__(self, client: ControlClient, session: str) -> None:
         self.client = client
         self.name = session
-        self.token = token
+        self.caller = client.at(session)
 
     @classmethod
     def open(cls, server: str, token: str | None, config: MockApiConfig, prefix: str,
@@ -417,8 +457,8 @@ class HttpControl(Control):
             body["snapshot"] = origin.name
             body["clock"] = origin.frozen_clock
         client = ControlClient(server, token)
-        client.call("createSession", body)
-        return cls(client, name, token)
+        client.call("createSession", body=body)
+        return cls(client, name)
 
     @property
     def base_url(self) -> str:
@@ -427,115 +467,22 @@ class HttpControl(Control):
     def why(self, what: str) -> str:
         return (f"mock_api.{what} needs the mock in this process; with --mock-api-share-server "
                 "(or --mock-api-container) the tests reach the mock over its control API "
-                "(clock, requests(), fault(), set_rate_limit(), reset(), snapshot(), add(), "
-                "get() work)")
+                "(clock, requests(), request_count(), fault(), set_rate_limit(), reset(), "
+                "snapshot(), add(), get() work)")
 
     @property
     def session(self) -> str:
         return self.name
 
-    def _call(self, operation_id: str, body: Any = None, **query: Any) -> Any:
-        return self.client.call(operation_id, body, session=self.name, query=query)
-
-    def add(self, table: str, values: dict[str, Any], primary: str | None) -> dict[str, Any]:
-        def refused(status: int, message: str) -> Exception | None:
-            return add_refused(table, status, message)
-
-        found = self.client.call("addRecord", values, session=self.name,
-                                 query={"workspace": primary}, path={"table": table},
-                                 refused=refused)
-        return dict(found["data"])
-
-    def get(self, table: str, key: str) -> dict[str, Any] | None:
-        def refused(status: int, message: str) -> Exception | None:
-            if status != 404:
-                return None
-            if message == unknown_table(table).message:
-                return pytest.UsageError(f"mock_api.get: {message}")
-            if message == no_record(table, key).message:
-                return LookupError(message)  # no such record: None
-            return None  # no session, no such route (an older server): RuntimeError
-
-        try:
-            found = self.client.call("getRecord", session=self.name,
-                                     path={"table": table, "id": key}, refused=refused)
-        except LookupError:
-            return None
-        return dict(found["data"])
-
-    def progression(self, body: dict[str, Any] | None) -> dict[str, Any]:
-        if body is None:
-            return dict(self._call("getProgression"))
-        return dict(self.client.call("setProgression", body, session=self.name,
-                                     refused=_refused))
-
-    def transition(self, table: str, key: str, body: dict[str, Any]) -> dict[str, Any]:
-        found = self.client.call("transitionRecord", body, session=self.name,
-                                 path={"table": table, "id": key}, refused=_refused)
-        return dict(found["data"])
-
-    def script(self, kind: str, target: str, outcomes: list[Any]) -> dict[str, Any]:
-        operation = "setAgentScript" if kind == "agents" else "setWorkflowScript"
-        found = self.client.call(operation, {"outcomes": outcomes}, session=self.name,
-                                 path={"id": target}, refused=_refused)
-        return dict(found["data"])
-
-    def scripts(self) -> dict[str, Any]:
-        return dict(self._call("listScripts")["data"])
-
-    def reset(self) -> None:
-        self._call("resetMock")
-
-    def fault(self, spec: dict[str, Any]) -> FaultRule:
-        body = {k: v for k, v in spec.items()
-                if v is not None or k == "count"}  # the control API's nulls: count only
-        found = self._call("addFault", body)["data"]
-        rule = FaultRule(**{k: v for k, v in found.items() if k not in ("remaining", "hits")})
-        rule.hits = found["hits"]
-        return rule
-
-    def set_rate_limit(self, per_minute: int | None, workspace: str | None,
-                       enabled: bool | None) -> None:
-        body: dict[str, Any] = {"workspaces": {workspace: per_minute}} if workspace else {}
-        if workspace is None and per_minute is not None:
-            body["per_minute"] = per_minute
-        if workspace is None and enabled is not None:
-            body["enabled"] = enabled
-        self._call("setRateLimits", body)
-
-    def requests(self, method: str | None, path: str | None, status: int | None) -> list[Any]:
-        entries = self._call("listRecordedRequests", method=method, path=path,
-                             status=status)["data"]
-        return [RecordedRequest(e["seq"], e["time"], e["method"], e["path"], e["query"],
-                                e["headers"], e.get("body"), e["status"],
-                                e.get("response_body"), e.get("operation_id"), e.get("fault"),
-                                tuple(e.get("ignored_params", ())))
-                for e in entries]
-
-    def clock(self) -> tuple[str, bool]:
-        found = self._call("getClock")
-        return str(found["now"]), bool(found["frozen"])
-
-    def advance_clock(self, seconds: float) -> None:
-        self._call("setClock", {"advance_seconds": seconds})
-
-    def set_clock(self, instant: str) -> None:
-        self._call("setClock", {"now": instant})
-
-    def snapshot(self, name: str | None) -> str:
-        name = name or f"{self.name}-snap"
-        self.client.call("saveSnapshot", {"name": name, "session": self.name, "replace": True})
-        return name
-
     def origin(self, name: str) -> Origin:
         self.snapshot(name)
         now, frozen = self.clock()
-        server, token = self.client.server, self.token
+        server, token = self.client.server, self.client.token
 
         def delete() -> None:
             client = ControlClient(server, token)
             try:
-                client.call("deleteSnapshot", path={"name": name})
+                client.call("deleteSnapshot", {"name": name})
             finally:
                 client.close()
 
@@ -543,6 +490,6 @@ class HttpControl(Control):
 
     def close(self) -> None:
         try:
-            self.client.call("deleteSession", path={"name": self.name})
+            self.client.call("deleteSession", {"name": self.name})
         finally:
             self.client.close()

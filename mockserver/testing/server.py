@@ -16,7 +16,8 @@ from typing import Any
 import httpx
 import pytest
 
-from ..engine.app import Config, MockApp
+from ..engine.app import MockApp
+from ..engine.config import Config
 from ..engine.faults import ConnectionDropped
 from ..engine.state import MockState, Settings
 from ..standalone.server import create_app

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from mockserver.cli import main as top_level_main
 from mockserver.conform.cli import main
-from mockserver.standalone.cli import main as top_level_main
 
 from .conftest import WORKSPACE, WRITE, served
 from .serve import refused_port

@@ -119,7 +119,7 @@ def test_strict_mode_refuses_naming_the_parameter(client: TestClient, strict: Mo
 
 
 def test_strict_mode_from_the_command_line() -> None:
-    from mockserver.standalone.cli import build_parser
+    from mockserver.cli import build_parser
 
     assert build_parser().parse_args(["serve", "--strict-params"]).strict_params is True
     assert build_parser().parse_args(["serve"]).strict_params is False

@@ -14,7 +14,7 @@ from mockserver.engine.app import MockApp
 from mockserver.engine.faults import Delay, Drop, FaultRule, Status
 
 WS = "ws_harborview"
-BOUNDARY = {"mock.state", "mock.prefix", "mock.error"}  # see ARCHITECTURE.md "One route"
+BOUNDARY = {"mock.state", "mock.prefix", "mock.error"}  # see engine/app.py's docstring, "One route"
 
 
 def _requests(client: TestClient) -> list[tuple[str, str, dict[str, Any]]]:

@@ -13,9 +13,10 @@ import pytest
 import uvicorn
 from starlette.testclient import TestClient
 
+from mockserver import cli
 from mockserver.engine.app import Config
-from mockserver.standalone import cli
 from mockserver.standalone.bind import bind_sockets, exposed_addresses
+from mockserver.standalone.cli import PROTOCOL
 from mockserver.standalone.control import is_loopback
 from mockserver.standalone.server import create_app
 
@@ -97,7 +98,7 @@ def test_serve_on_every_interface_disables_control_and_says_so(
     with TestClient(seen["app"]) as client:
         assert client.post("/__mock__/reset").status_code == 403
         assert client.get("/__mock__/requests").status_code == 403
-    assert seen["http"] == cli.PROTOCOL
+    assert seen["http"] == PROTOCOL
 
 
 def test_serve_on_every_interface_with_a_token_requires_it(

@@ -16,10 +16,10 @@ import orjson
 import pytest
 from test_serve_cli import _free_port, _wait
 
+from mockserver.cli import main
 from mockserver.data.fixtures import load_dataset
 from mockserver.data.tables import TABLES
 from mockserver.engine.progression import KINDS
-from mockserver.standalone.cli import main
 from record.test_record import KEY, SPEC, TOKEN, _client, _record
 
 

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from mockserver.robust.cli import Outcome, main, reduce_failure
+from mockserver.robust_cli import Outcome, main, reduce_failure
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from mockserver.engine.ratelimit import WINDOW_SECONDS
-from mockserver.engine.replication import layers, log, lua, sessions
+from mockserver.engine.replication import log, lua, sessions, snapshots
 
 LUA = Path(lua.__file__).parent / "lua"
-SCRIPTS = {f"{module.__name__}.{name}": value for module in (log, layers, sessions)
+SCRIPTS = {f"{module.__name__}.{name}": value for module in (log, snapshots, sessions)
            for name, value in vars(module).items()
            if isinstance(value, str) and "redis.call" in value}
 

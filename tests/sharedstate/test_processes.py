@@ -97,7 +97,7 @@ def test_a_namespace_refuses_a_mock_started_otherwise(redis_server: RedisServer,
 def test_the_in_memory_default_never_imports_redis() -> None:
     code = ("import sys\n"
             "from mockserver.standalone.server import create_app\n"
-            "import mockserver.pytest_plugin, mockserver.standalone.cli\n"
+            "import mockserver.pytest_plugin, mockserver.cli\n"
             "create_app()\n"
             "found = sorted(m for m in sys.modules if m == 'redis' or m.startswith('redis.')"
             " or m.startswith('mockserver.engine.replication'))\n"
@@ -110,7 +110,7 @@ def test_the_in_memory_default_never_imports_redis() -> None:
 def test_shared_state_without_redis_py_says_how_to_get_it() -> None:
     code = ("import sys\n"
             "sys.modules['redis'] = None  # as if redis-py were not installed\n"
-            "from mockserver.standalone.cli import main\n"
+            "from mockserver.cli import main\n"
             "sys.exit(main(['serve', '--state', 'redis://127.0.0.1:1/0', '--port', '1']))\n")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           timeout=60)

@@ -52,7 +52,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from ..commands import Checkpoint, Command, Write
-from ..errors import ApiError, StaleRead, TooManyRequests
+from ..errors import ApiError, StaleRead, TooManyRequests, too_many_requests
 from ..ratelimit import WINDOW_SECONDS
 from ..store import Changes
 from .batch import ReadBatches
@@ -149,11 +149,7 @@ def _behind(reply: list[Any]) -> bool:
 def _too_many(kind: str, limit: int, start_ms: int, now_ms: int) -> TooManyRequests:
     """The 429 of a full window, as RateLimiter.hit words it."""
     retry_after = max(1, math.ceil((start_ms + WINDOW_SECONDS * 1000 - now_ms) / 1000))
-    return TooManyRequests(
-        f"Rate limit exceeded: {limit} requests per minute per {kind}; "
-        f"retry after {retry_after} seconds",
-        retry_after=retry_after,
-    )
+    return too_many_requests(retry_after, limit, kind)
 
 
 # -- the log ---------------------------------------------------------------------------------

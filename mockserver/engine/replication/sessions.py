@@ -8,7 +8,7 @@ Redis holds, under the namespace's prefix `mock:{namespace}:`:
 | `sessions` (hash) | the registry: name -> the session's creation (an incarnation id, created_at, the snapshot it was forked from and that snapshot's stored id, the settings, the dataset) |
 | `changes` (hash) | name -> records the session holds beyond its base; `snap:<name>` -> a snapshot's: the memory cap |
 | `session:{name}:log`, `:last`, `:epoch`, `:journal`, `:windows`, `:limits` ... | the session's own log and Redis structures, as the default session's under the bare prefix; `:used`, the time (Redis's clock, ms) of its last request on any worker, for idle expiry |
-| `snapshots` (hash), `snapshot:<id>`, `snaprefs` (hash) | snapshot name -> its description and stored id; the serialized snapshot (layers.py); how many hold each stored id (the name, and each session forked from it) |
+| `snapshots` (hash), `snapshot:<id>`, `snaprefs` (hash) | snapshot name -> its description and stored id; the serialized snapshot (snapshots.py); how many hold each stored id (the name, and each session forked from it) |
 
 Creating, deleting, expiring and clearing sessions and saving or deleting snapshots are each
 one Lua script, so the caps (507) and name conflicts (409) hold across workers and nothing is
@@ -53,9 +53,9 @@ from ..sessions import (
 )
 from ..state import MockState, Settings, Shared, StateSnapshot
 from ..store import Base
-from .layers import decode_snapshot, encode_snapshot, snapshot_dataset
 from .log import _APPEND, _SYNC, SharedLog
 from .lua import script
+from .snapshots import decode_snapshot, encode_snapshot, snapshot_dataset
 from .state import SharedMockState
 from .transport import StateUnavailable
 
@@ -113,7 +113,7 @@ class SessionLog(SharedLog):
 
     def gone(self) -> NotFound:
         self.sessions.forget(self.name, self.session_state)
-        return NotFound(f"no session {self.name!r}")
+        return NotFound(f"no session {self.name!r}", reason="no_session")
 
     # -- Redis calls: the default's connection ---------------------------------------------------
 
@@ -331,7 +331,7 @@ class SharedSessions(Sessions):
                 return found
             raw = self.log.command("HGET", self.keys["sessions"], name)
             if raw is None:
-                raise NotFound(f"no session {name!r}")
+                raise NotFound(f"no session {name!r}", reason="no_session")
             entry = orjson.loads(raw)
             shared, base, settings = self.base_of(entry)
             state = SessionState(self, name, entry, shared, base, settings)
@@ -481,7 +481,7 @@ class SharedSessions(Sessions):
         deleted = self._script(self._delete, name)
         self.forget(name)
         if not deleted:
-            raise NotFound(f"no session {name!r}")
+            raise NotFound(f"no session {name!r}", reason="no_session")
 
     def clear(self) -> int:
         count = int(self._script(self._clear_all))

@@ -53,6 +53,7 @@ class StateUnavailable(ApiError):
     """Redis went away while serving: 503, nothing applied."""
 
     status_code = 503
+    reason = "state_unavailable"
 
 
 def _redis() -> Any:

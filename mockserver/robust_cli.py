@@ -5,11 +5,15 @@ own test command) once per run, each time in a fresh session of the mock whose a
 a plan the server draws from that run's seed (`PUT /sessions/{name}/__mock__/variations`). The
 command finds the session's base URL, a write token and its workspace in MOCK_API_BASE_URL,
 MOCK_API_TOKEN and MOCK_API_WORKSPACE. A non-zero exit (or a time-out) is a failure: the plan's
-applied items are reduced by delta debugging (ddmin.py), re-running COMMAND on explicit
+applied items are reduced by delta debugging (robust/ddmin.py), re-running COMMAND on explicit
 sub-plans, to a minimal plan printed in words with the one-line command that replays it.
 
 Exit status: 0 when every run passed, 1 when a run failed (or the replayed plan fails), 2 on a
 usage error (a refused option, a command that cannot be started).
+
+This is robustness mode's command line, beside the package (`mockserver/robust/`: the
+catalogue, plans and their runtime, which the standalone server and the plugin import): it
+serves the standalone server, so it sits above it (pyproject.toml's layers).
 """
 
 from __future__ import annotations
@@ -33,7 +37,7 @@ from typing import Any
 
 import httpx
 
-from .ddmin import ddmin
+from .robust.ddmin import ddmin
 
 __all__ = ["DEFAULT_RUNS", "Outcome", "Runner", "main", "reduce_failure", "serve_mock"]
 
@@ -86,11 +90,12 @@ def serve_mock(fixtures: Sequence[Path]) -> Iterator[tuple[str, Identity]]:
     request log); yields its root URL and the identity runs get."""
     import uvicorn
 
-    from ..data.fixtures import FixtureError, default_fixtures_dir
-    from ..engine.app import Config, MockApp
-    from ..standalone.bind import bind_sockets
-    from ..standalone.cli import PROTOCOL
-    from ..standalone.server import create_app
+    from .data.fixtures import FixtureError, default_fixtures_dir
+    from .engine.app import MockApp
+    from .engine.config import Config
+    from .standalone.bind import bind_sockets
+    from .standalone.cli import PROTOCOL
+    from .standalone.server import create_app
 
     sockets = bind_sockets("127.0.0.1", 0)
     port = sockets[0].getsockname()[1]
