@@ -102,6 +102,15 @@ Around the pipeline, each in its own module:
 | `mockserver/cli.py` | the front door: `PARSED` (products adding their subcommands: `standalone/cli.py` `serve`, `fixtures generate`; `record/cli.py`), `OWN_LINE` (products parsing their own line: `conform`, needing the `conform` extra, exit 2 naming it when absent; `proxy`; `robust`) |
 | `robust_cli.py`, `robust/ddmin.py` | `python -m mockserver robust -- COMMAND`: the mock served in a thread (`serve_mock`), one session and drawn plan per run through the control API (`Runner`), a failure reduced by `reduce_failure` (empty plan, applied items, then `ddmin`, a pure function over a plan's items) and printed with its `--replay` line |
 | `conform/` | the conformance gate (see below) |
+
+Deferred answers
+----------------
+
+A handler whose answer takes time (a custom tool's run, `toolexec.py`) returns a
+`context.Deferred`: on the in-memory path (`Exchange.offload`) the core leaves it in
+`ex.deferred` and `serve` awaits `Core.complete` in a worker thread, outside the store's lock
+(the run reads no state), which encodes and self-checks it; elsewhere (a shared state's worker
+thread, a variation plan) the core runs it in place.
 """
 
 from __future__ import annotations
@@ -111,6 +120,7 @@ import time
 from datetime import UTC, datetime
 from typing import Any
 
+import anyio.to_thread
 from starlette.types import Receive, Scope, Send
 
 from ..data.fixtures import Dataset, load_dataset
@@ -119,7 +129,7 @@ from .auth import TokenRegistry
 from .cache import ResponseCache
 from .clock import Clock
 from .config import Config
-from .context import Services
+from .context import Services, ToolSettings
 from .core import Core
 from .exchange import Exchange, Scanned, read_body
 from .faults import Faults, fault_target_problem
@@ -175,8 +185,15 @@ class MockApp:
             raise RuntimeError(f"operations without a handler: {', '.join(missing)}")
         self._fields: dict[str, tuple[str, ...]] = {}
         secret = config.storage_secret
-        self.services = Services(self.cursors, self.fields, self.spec.resource_paths,
-                                 StorageKeys(None if secret is None else secret.encode()))
+        self.keys = keys = StorageKeys(None if secret is None else secret.encode())
+        self.services = Services(self.cursors, self.fields, self.spec.resource_paths, keys,
+                                 ToolSettings(config.run_tool_code, config.tool_code_dir,
+                                              config.tool_limits))
+        if self.state.replicated:  # one key and one scope per state on every replica
+            self.state.use_storage_keys(keys)  # type: ignore[attr-defined]
+            self.state.seal(keys, keys.scope("", ""))
+        else:
+            self.state.seal(keys, keys.scope(""))
         self.started_at = datetime.now(UTC).isoformat(timespec="milliseconds").replace(
             "+00:00", "Z")  # wall time: when the default session was created
         caps: dict[str, Any] = {
@@ -185,6 +202,7 @@ class MockApp:
         self.sessions: Sessions
         if self.state.replicated:  # sessions and snapshots in Redis too
             self.sessions = shared_sessions(self.state, config, caps)
+            self.sessions.storage_keys = keys  # type: ignore[attr-defined]  # sealing sessions
         else:
             self.sessions = Sessions(self.state, self._new_state, **caps)
         self.core = Core(self.spec, config, handlers, self.services, self.state, self.sessions)
@@ -199,14 +217,17 @@ class MockApp:
         """A session's state: over the default state's dataset and settings, or forked from
         a snapshot (its records, ids and settings)."""
         if snapshot is not None:
-            return MockState(snapshot.shared, settings or snapshot.settings, name=name,
-                             base=snapshot.base, journal_size=self.config.journal_size,
-                             journal_bytes=self.config.journal_bytes,
-                             response_cache=self.config.response_cache)
-        return MockState(self.state.shared, settings or self.state.settings, name=name,
-                         journal_size=self.config.journal_size,
-                         journal_bytes=self.config.journal_bytes,
-                         response_cache=self.config.response_cache)
+            state = MockState(snapshot.shared, settings or snapshot.settings, name=name,
+                              base=snapshot.base, journal_size=self.config.journal_size,
+                              journal_bytes=self.config.journal_bytes,
+                              response_cache=self.config.response_cache)
+        else:
+            state = MockState(self.state.shared, settings or self.state.settings, name=name,
+                              journal_size=self.config.journal_size,
+                              journal_bytes=self.config.journal_bytes,
+                              response_cache=self.config.response_cache)
+        state.seal(self.keys, self.keys.scope(name))  # its own ids and file URLs (H2, H21)
+        return state
 
     # -- helpers the handlers use -----------------------------------------------------------
 
@@ -330,7 +351,10 @@ class MockApp:
                 await layers.fault(ex)
             if ex.effect is None or not layers.injected(ex):
                 if state.variations is None:
+                    ex.offload = True
                     self.core.answer(ex)
+                    if ex.deferred is not None:  # a custom tool's run, off the event loop
+                        await anyio.to_thread.run_sync(self.core.complete, ex)
                 else:  # robustness mode's layer (robust/runtime.py), in the core's place
                     await state.variations.answer(self, ex)
             logged = self.config.request_log

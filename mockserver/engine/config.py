@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .journal import MAX_JOURNAL_BYTES
+from .toolexec import LIMITS, Limits
 
 __all__ = ["Config"]
 
@@ -37,6 +38,13 @@ class Config:
     # Unix socket counts): any, and control needs control_token. None: judged by `host`.
     exposed: tuple[str, ...] | None = None
     control_token: str | None = None  # X-Mock-Control-Token for /__mock__/ routes
+    # The Host names the control API and the pages answer besides loopback and the bound
+    # addresses (`serve --allowed-host`; standalone/guard.py). None: no Host check (an app
+    # embedded in-process, the plugin's server); `serve` sets a tuple (DECISIONS H15).
+    allowed_hosts: tuple[str, ...] | None = None
+    # The directory POST /__mock__/fixtures reads under (`serve --fixtures-root`); None:
+    # anywhere on a loopback-only server without a control token, nowhere otherwise (H18).
+    fixtures_root: str | None = None
     journal_size: int = 1000  # requests kept for GET /__mock__/requests; 0 turns it off
     journal_bytes: int = MAX_JOURNAL_BYTES  # and at most this many bytes of them in all
     request_log: bool = True  # one line per request on "mockserver.requests" (when enabled)
@@ -45,6 +53,10 @@ class Config:
     # Unknown query parameters: ignored and reported (journal, request log) by default, as
     # the real service ignores them (decision B10); strict refuses them with 400.
     strict_params: bool = False
+    # -- custom tools' code (toolexec.py; DECISIONS T10-T12) ------------------------------------
+    run_tool_code: bool = False  # run it (serve --run-tool-code); off: deterministic answers
+    tool_code_dir: Path | None = None  # <name>.py / <name>.js, read on every run
+    tool_limits: Limits = LIMITS
     # -- sessions (sessions.py) ---------------------------------------------------------------
     max_sessions: int = 10_000  # sessions at once (the default session not counted)
     max_session_memory: int = 512 * 1024 * 1024  # bytes the sessions' changes may hold
