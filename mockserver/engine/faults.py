@@ -29,7 +29,7 @@ from starlette.types import Send
 from .responses import message_body
 
 __all__ = ["ConnectionDropped", "Delay", "Drop", "Effect", "FaultRule", "Faults", "Status",
-           "fault_target_problem"]
+           "compile_path", "fault_target_problem"]
 
 
 class ConnectionDropped(Exception):
@@ -119,7 +119,9 @@ class Drop(Effect):
         raise ConnectionDropped("injected fault: connection dropped")
 
 
-def _compile_path(path: str | None) -> re.Pattern[str] | None:
+def compile_path(path: str | None) -> re.Pattern[str] | None:
+    """The pattern of a rule's path: exact (a trailing slash optional), a template
+    (`/v1/tickets/{id}`: one segment per parameter) or a prefix ending in `*`; None: any."""
     if path is None:
         return None
     path = path.rstrip("/") or "/"
@@ -165,7 +167,7 @@ class FaultRule:
     def __post_init__(self) -> None:
         if self.method is not None:
             self.method = self.method.upper()
-        self._pattern = _compile_path(self.path)
+        self._pattern = compile_path(self.path)
         if self.status is None and not self.drop and not self.delay_ms:
             raise ValueError("a fault needs a status, a delay_ms or drop")
         if self.status is not None and not 100 <= self.status <= 599:

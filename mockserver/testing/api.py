@@ -22,6 +22,7 @@ from .control import Control, InProcessControl, RealServerControl, RecordedReque
 from .identities import Tokens, Workspaces
 from .server import TRANSPORT_SETTINGS, ssl_context
 from .transport import AsyncDirectTransport
+from .verify import Expectation, called_message, parse_target, select
 
 
 class ClockControl:
@@ -194,6 +195,32 @@ class MockApi:
         """How many requests the mock received in this test (filtered as `requests()`),
         without reading them."""
         return self._control.request_count(method, path, status)
+
+    def calls(self, operation: str | None = None, method: str | None = None,
+              path: str | None = None, status: int | None = None) -> list[RecordedRequest]:
+        """The journal entries of this test that match, oldest first: by `operation` (an
+        operationId, `listTickets`), `method`, `path` (exact, a template `/v1/tickets/{id}`,
+        or a prefix ending in `*`, as a fault rule's) and `status`. `len(...)` is the count
+        (respx's `call_count`)."""
+        return select(self.requests(), Expectation(operation, method, path, status))
+
+    def assert_called(self, operation_or_path: str, times: int | None = None, *,
+                      method: str | None = None,
+                      status: int | None = None) -> list[RecordedRequest]:
+        """Fail unless the requests named (an operationId, a path or template, or
+        `"POST /v1/tickets"`) were received `times` times (None: at least once), listing the
+        matching requests and the closest others (WireMock's `verify`). Returns the matches."""
+        expected = parse_target(operation_or_path, method=method, status=status)
+        entries = self.requests()
+        found = select(entries, expected)
+        if (len(found) != times) if times is not None else not found:
+            raise AssertionError(called_message(expected, times, found, entries))
+        return found
+
+    def assert_not_called(self, operation_or_path: str, *, method: str | None = None,
+                          status: int | None = None) -> None:
+        """`assert_called(..., times=0)`."""
+        self.assert_called(operation_or_path, 0, method=method, status=status)
 
     @property
     def last_request(self) -> RecordedRequest:

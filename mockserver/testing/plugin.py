@@ -35,7 +35,7 @@ from typing import Any
 import pytest
 
 from ..robust import pytest_mode as robust_mode
-from . import shared
+from . import shared, verify
 from .api import ClockControl, MockApi
 from .config import (
     MockApiConfig,
@@ -62,7 +62,8 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
         "mock_api(fixtures=None, rate_limit=None, seed=None, self_check=None, clock=None, "
-        "journal_size=None, strict_params=None, fail_on_ignored_params=None): configure the "
+        "journal_size=None, strict_params=None, fail_on_ignored_params=None, "
+        "strict_requests=None): configure the "
         "mock_api fixture for this test",
     )
     robust_mode.configure(config)  # the mock_api_robust marker and its hook
@@ -104,6 +105,12 @@ def _fail_on_ignored_params(api: MockApi) -> None:
                         f"{', '.join(e.ignored_params)} in {e.method} {e.path}"
                         f"?{e.query_string.decode('latin-1')}" for e in sent),
                     pytrace=False)
+
+
+def _fail_on_unexpected_requests(api: MockApi) -> None:
+    found = verify.unexpected(api.requests())
+    if found:
+        pytest.fail(verify.unexpected_message(found), pytrace=False)
 
 
 # -- fixtures --------------------------------------------------------------------------------
@@ -187,5 +194,7 @@ def mock_api(mock_api_config: MockApiConfig, mock_api_session: LazyServer,
             raise error
         if config.fail_on_ignored_params:
             _fail_on_ignored_params(api)
+        if config.strict_requests:
+            _fail_on_unexpected_requests(api)
     finally:
         control.close()
