@@ -12,9 +12,14 @@ inner test files under pytester, in the test's process and over the control API.
 from __future__ import annotations
 
 import textwrap
+from typing import Any
 
 import pytest
+from conftest import auth
+from starlette.testclient import TestClient
 from test_pytest_plugin import OVER_HTTP, add_conftest, run
+
+from mockserver.standalone.server import create_app
 
 pytest_plugins = ["pytester"]
 
@@ -132,3 +137,93 @@ def test_strict_requests_fails_a_test_on_a_405(pytester: pytest.Pytester, contro
 def test_strict_requests_is_off_by_default(pytester: pytest.Pytester) -> None:
     result = run(pytester, textwrap.dedent(STRICT_TESTS))
     result.assert_outcomes(passed=5)
+
+
+# -- W4, W5: stubs ------------------------------------------------------------------------------
+
+def test_a_stub_answers_once_then_the_state_resumes(pytester: pytest.Pytester,
+                                                   control: str) -> None:
+    result = run(pytester, """
+        import pytest
+
+        def test_once(mock_api):
+            client = mock_api.client()
+            odd = {"data": {"id": "xd_aisha_khan_parking", "status": "new"}}
+            real = client.get("/v1/tickets/xd_aisha_khan_parking").json()
+            rule = mock_api.stub("GET", "/v1/tickets/{id}", json=real | {"data": {
+                **real["data"], "subject": "what production sent yesterday"}},
+                headers={"X-Stubbed": "yes"})
+            assert rule.stub and not rule.off_contract
+            first = client.get("/v1/tickets/xd_aisha_khan_parking")
+            assert first.status_code == 200 and first.headers["x-stubbed"] == "yes"
+            assert first.json()["data"]["subject"] == "what production sent yesterday"
+            second = client.get("/v1/tickets/xd_aisha_khan_parking")
+            assert second.json() == real and "x-stubbed" not in second.headers
+            _, stubbed, own = mock_api.calls("getTicket")
+            assert stubbed.stub and not stubbed.off_contract and stubbed.fault.startswith("stub #")
+            assert not own.stub and own.fault is None
+
+        def test_n_times_and_a_documented_error(mock_api):
+            client = mock_api.client()
+            mock_api.stub("POST", "/v1/tickets/{id}/resolve", status=429,
+                          json={"error": "slow down"}, headers={"Retry-After": "30"}, times=2)
+            answers = [client.post("/v1/tickets/xd_aisha_khan_parking/resolve")
+                       for _ in range(3)]
+            assert [a.status_code for a in answers] == [429, 429, 200]
+            assert answers[0].json() == {"error": "slow down"}
+            assert answers[1].headers["retry-after"] == "30"
+            assert mock_api.get("tickets", "xd_aisha_khan_parking")["status"] == "resolved"
+    """)
+    result.assert_outcomes(passed=2)
+
+
+def test_an_off_contract_stub_is_refused_unless_validate_false(pytester: pytest.Pytester,
+                                                              control: str) -> None:
+    result = run(pytester, """
+        import pytest
+
+        def test_refused(mock_api):
+            with pytest.raises(ValueError, match=r"field 'json': not an answer getTicket may "
+                               r"give with 200: .*validate=false"):
+                mock_api.stub("GET", "/v1/tickets/{id}", json={"data": {"id": 7}})
+            with pytest.raises(ValueError, match=r"field 'status': 418 is not documented for "
+                               r"listModels"):
+                mock_api.stub("GET", "/v1/models", status=418, json={"error": "teapot"})
+            with pytest.raises(ValueError, match=r"header Retry-After is missing"):
+                mock_api.stub("GET", "/v1/models", status=429, json={"error": "slow"})
+            with pytest.raises(ValueError, match=r"field 'path': .*/v1/ticket"):
+                mock_api.stub("GET", "/v1/ticket/{id}", json={}, validate=False)
+            with pytest.raises(ValueError, match=r"field 'path': a stub checked"):
+                mock_api.stub("GET", "/v1/*", json={})
+            # nothing was added: the state answers
+            got = mock_api.client().get("/v1/tickets/xd_aisha_khan_parking")
+            assert got.status_code == 200 and got.json()["data"]["id"] == "xd_aisha_khan_parking"
+
+        def test_validate_false(mock_api):
+            rule = mock_api.stub("GET", "/v1/tickets/{id}", json={"data": {"id": 7}},
+                                 validate=False)
+            assert rule.off_contract
+            got = mock_api.client().get("/v1/tickets/xd_aisha_khan_parking")
+            assert got.json() == {"data": {"id": 7}}  # sent as given, not self-checked
+            [entry] = mock_api.calls("getTicket")
+            assert entry.off_contract and entry.fault.endswith("(200, off-contract)")
+    """, "--mock-api-strict-requests")
+    result.assert_outcomes(passed=2)
+
+
+def test_stub_over_the_control_api_by_hand(mock: Any, mock_control: Any) -> None:
+    """The control operation itself (addStub), both transports (and, under
+    MOCK_TEST_SHARED_STATE=1, on a state shared through Redis): listed with the faults,
+    answering in its session only, then the state answers."""
+    found = mock_control.call("addStub", body={"method": "GET", "path": "/v1/models",
+                                               "json": {"data": []}, "count": 2})["data"]
+    assert found["stub"] is True and found["json"] == {"data": []}
+    assert found["count"] == 2 and found["status"] == 200
+    [listed] = mock_control.call("listFaults")["data"]
+    assert listed["id"] == found["id"] and listed["off_contract"] is False
+    with TestClient(create_app(mock=mock), headers=auth()) as client:
+        session = f"/sessions/{mock_control.session}"
+        assert client.get("/v1/models").json()["data"] != []  # another session: its own
+        answers = [client.get(f"{session}/v1/models").json()["data"] for _ in range(3)]
+    assert answers[:2] == [[], []] and answers[2] != []
+    assert mock_control.call("listFaults")["data"] == []

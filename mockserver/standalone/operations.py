@@ -274,6 +274,25 @@ def _add_fault(call: Call) -> dict[str, Any]:
     return {"data": rule.to_dict()}
 
 
+@handles("addStub")
+def _add_stub(call: Call) -> dict[str, Any]:
+    body = call.body
+    method, path, status, answer = body["method"], body["path"], body["status"], body.get("json")
+    try:  # a rule that could never fire (U2), then an answer the document does not allow (W4)
+        call.mock.check_fault(method, path)
+        if body["validate"]:
+            call.mock.check_stub(method, path, status, answer, body.get("headers", {}))
+    except ValueError as exc:
+        raise BadRequest(f"body {exc}") from None
+    try:
+        rule = call.state.add_fault(method=method, path=path, status=status, body=answer,
+                                    headers=body.get("headers", {}), count=body["count"],
+                                    stub=True, off_contract=not body["validate"])
+    except ValueError as exc:
+        raise BadRequest(f"request body: {exc}") from None
+    return {"data": rule.to_dict()}
+
+
 @handles("clearFaults")
 def _clear_faults(call: Call) -> dict[str, Any]:
     return {"cleared": call.state.clear_faults()}

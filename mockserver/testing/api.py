@@ -239,6 +239,24 @@ class MockApi:
             method=method, path=path, status=status, count=count, delay_ms=int(delay * 1000),
             drop=drop, probability=probability, error=error, headers=dict(headers or {})))
 
+    def stub(self, method: str, path: str, status: int = 200, json: Any = None,
+             headers: Mapping[str, str] | None = None, times: int | None = 1, *,
+             validate: bool = True) -> FaultRule:
+        """Answer the next `times` requests matching `method` and `path` (exact or a template,
+        as a fault's) with `status`, the `json` body and `headers`; then the state answers
+        again (None: until reset). The answer is checked against the document first (the
+        status documented for the operation, the body its response schema): ValueError naming
+        the field, unless `validate=False`, which keeps it as given and marks the requests it
+        answers off-contract in the journal (`RecordedRequest.off_contract`). WireMock's
+        `stubFor`, pytest-httpserver's `expect_request(...).respond_with_json(...)`."""
+        spec: dict[str, Any] = {"method": method, "path": path, "status": status,
+                                "count": times, "validate": validate}
+        if json is not None:
+            spec["json"] = json
+        if headers:
+            spec["headers"] = dict(headers)
+        return self._control.stub(spec)
+
     def set_rate_limit(self, per_minute: int | None = None, *, workspace: str | None = None,
                        enabled: bool | None = None) -> None:
         """The default limit (or one workspace's) for the rest of the test."""

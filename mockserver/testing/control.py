@@ -70,6 +70,9 @@ class Control:
     def fault(self, spec: dict[str, Any]) -> FaultRule:
         self._skip("fault()")
 
+    def stub(self, spec: dict[str, Any]) -> FaultRule:
+        self._skip("stub()")
+
     def set_rate_limit(self, per_minute: int | None, workspace: str | None,
                        enabled: bool | None) -> None:
         self._skip("set_rate_limit()")
@@ -178,6 +181,16 @@ class RecordedRequest:
                    tuple(entry.get("ignored_params", ())))
 
     @property
+    def stub(self) -> bool:
+        """Whether a stub of the test answered it (its `fault` names the stub)."""
+        return self.fault is not None and self.fault.startswith("stub #")
+
+    @property
+    def off_contract(self) -> bool:
+        """Whether a stub made with `validate=False` answered it (W5)."""
+        return self.stub and self.fault is not None and self.fault.endswith("off-contract)")
+
+    @property
     def query_string(self) -> bytes:
         return urllib.parse.urlencode(self.query, doseq=True).encode("latin-1")
 
@@ -209,9 +222,16 @@ class MockControl(Control):
             if error.status == 400:  # a rule that could never fire, named
                 raise ValueError(f"mock_api.fault: {error.message}") from None
             raise
-        rule = FaultRule(**{k: v for k, v in found.items() if k not in ("remaining", "hits")})
-        rule.hits = found["hits"]
-        return rule
+        return _rule(found)
+
+    def stub(self, spec: dict[str, Any]) -> FaultRule:
+        try:
+            found = self.call("addStub", body=spec)["data"]
+        except ControlError as error:
+            if error.status == 400:  # not an answer the document allows, the field named
+                raise ValueError(f"mock_api.stub: {error.message}") from None
+            raise
+        return _rule(found)
 
     def set_rate_limit(self, per_minute: int | None, workspace: str | None,
                        enabled: bool | None) -> None:
@@ -269,6 +289,16 @@ class MockControl(Control):
                 raise pytest.UsageError(f"mock_api.get: {error.message}") from None
             raise  # no session, no such route (an older server)
         return dict(found["data"])
+
+
+def _rule(found: Mapping[str, Any]) -> FaultRule:
+    """A fault rule (or stub) as the control API answered it."""
+    fields = {k: v for k, v in found.items() if k not in ("remaining", "hits", "json")}
+    if "json" in found:
+        fields["body"] = found["json"]
+    rule = FaultRule(**fields)
+    rule.hits = found["hits"]
+    return rule
 
 
 class InProcessControl(MockControl):
