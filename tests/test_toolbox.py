@@ -11,7 +11,11 @@ inner test files under pytester, in the test's process and over the control API.
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import textwrap
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -20,8 +24,10 @@ from starlette.testclient import TestClient
 from test_pytest_plugin import OVER_HTTP, add_conftest, run
 
 from mockserver.standalone.server import create_app
+from mockserver.testing.api import MockApi
 
 pytest_plugins = ["pytester"]
+ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(params=["in_process", "http"])
@@ -227,3 +233,91 @@ def test_stub_over_the_control_api_by_hand(mock: Any, mock_control: Any) -> None
         answers = [client.get(f"{session}/v1/models").json()["data"] for _ in range(3)]
     assert answers[:2] == [[], []] and answers[2] != []
     assert mock_control.call("listFaults")["data"] == []
+
+
+# -- W6: without pytest -------------------------------------------------------------------------
+
+def _run_python(tmp_path: Path, source: str, *args: str) -> subprocess.CompletedProcess[str]:
+    """`source` as a plain script in a fresh interpreter (no pytest running, no plugin)."""
+    script = tmp_path / "script.py"
+    script.write_text(textwrap.dedent(source))
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+        [str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])])}
+    return subprocess.run([sys.executable, *args, str(script)], capture_output=True, text=True,
+                          timeout=120, env=env, cwd=tmp_path)
+
+
+def test_the_context_manager_in_a_plain_script(tmp_path: Path) -> None:
+    done = _run_python(tmp_path, """
+        import json, sys, urllib.request
+        from mockserver.testing.api import MockApi
+
+        with MockApi.start(clock="2027-01-01T00:00:00Z", rate_limit=50) as api:
+            assert api.clock.now() == "2027-01-01T00:00:00.000Z"
+            # any HTTP client, over loopback
+            request = urllib.request.Request(api.base_url + "/v1/models",
+                                             headers=api.headers())
+            models = json.load(urllib.request.urlopen(request))
+            # the in-process httpx client, as the fixture gives it
+            client = api.client()
+            api.stub("GET", "/v1/tickets/{id}", status=404, json={"error": "gone"})
+            assert client.get("/v1/tickets/xd_aisha_khan_parking").status_code == 404
+            assert client.get("/v1/tickets/xd_aisha_khan_parking").status_code == 200
+            api.assert_called("getTicket", times=2)
+            api.assert_called("GET /v1/models", times=1)
+            first = api.base_url
+        with MockApi.start() as again:  # a fresh mock: nothing of the first
+            assert again.requests() == [] and again.clock.now() == "2026-11-01T12:00:00.000Z"
+        print("models", len(models["data"]), "first", first)
+    """)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("models ") and "/sessions/" in done.stdout
+
+
+def test_the_decorator_under_unittest(tmp_path: Path) -> None:
+    done = _run_python(tmp_path, """
+        import unittest
+        from mockserver.testing.api import MockApi
+
+        class Tickets(unittest.TestCase):
+            @MockApi.start()
+            def test_resolve(self, mock_api):
+                client = mock_api.client()
+                done = client.post("/v1/tickets/xd_aisha_khan_parking/resolve")
+                self.assertEqual(done.status_code, 200)
+                mock_api.assert_called("resolveTicket", times=1)
+
+            @MockApi.start()
+            def test_fresh_per_call(self, mock_api):
+                got = mock_api.get("tickets", "xd_aisha_khan_parking")
+                self.assertEqual(got["status"], "new")  # the other test's resolve is gone
+                self.assertEqual(mock_api.requests(), [])
+
+            @MockApi.start(strict_requests=True)
+            def test_strict(self, mock_api):
+                mock_api.client().delete("/v1/models")  # 405: fails when the mock closes
+
+        if __name__ == "__main__":
+            unittest.main()
+    """)
+    assert done.returncode == 1, done.stderr
+    assert "Ran 3 tests" in done.stderr and "FAILED (failures=1)" in done.stderr
+    assert "FAIL: test_strict" in done.stderr and "#1 DELETE /v1/models -> 405" in done.stderr
+
+
+def test_start_refuses_what_it_does_not_know() -> None:
+    with pytest.raises(TypeError, match=r"unknown \['base_url'\]; known: fixtures, "):
+        MockApi.start(base_url="http://example.test")
+
+
+def test_the_decorator_on_a_pytest_test(pytester: pytest.Pytester) -> None:
+    """Its own mock, not the fixture's: pytest does not see `mock_api` as a fixture there."""
+    result = run(pytester, """
+        from mockserver.testing.api import MockApi
+
+        @MockApi.start(clock="2030-01-01T00:00:00Z")
+        def test_decorated(mock_api):
+            assert mock_api.clock.now() == "2030-01-01T00:00:00.000Z"
+    """, "--setup-show")
+    result.assert_outcomes(passed=1)
+    assert "mock_api" not in result.stdout.str().split("test_inner.py::test_decorated")[0]

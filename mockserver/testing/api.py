@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx
 import pytest
@@ -23,6 +23,9 @@ from .identities import Tokens, Workspaces
 from .server import TRANSPORT_SETTINGS, ssl_context
 from .transport import AsyncDirectTransport
 from .verify import Expectation, called_message, parse_target, select
+
+if TYPE_CHECKING:
+    from .start import MockApiRun
 
 
 class ClockControl:
@@ -71,6 +74,15 @@ class MockApi:
         self._dispatch = control.dispatch
         self._closers: list[Any] = []
         self._base: httpx.URL | None = None
+
+    @staticmethod
+    def start(fixtures: Any = None, **settings: Any) -> MockApiRun:
+        """The mock without pytest (unittest, scripts, notebooks): `with MockApi.start(
+        fixtures=..., clock=...) as api:`, or `@MockApi.start(...)` on a function (given
+        `mock_api=` when it names it). See `testing/start.py`."""
+        from .start import start
+
+        return start(fixtures, **settings)
 
     # -- available against the mock and a real server ------------------------------------
 
