@@ -11,6 +11,7 @@ inner test files under pytester, in the test's process and over the control API.
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -321,3 +322,161 @@ def test_the_decorator_on_a_pytest_test(pytester: pytest.Pytester) -> None:
     """, "--setup-show")
     result.assert_outcomes(passed=1)
     assert "mock_api" not in result.stdout.str().split("test_inner.py::test_decorated")[0]
+
+
+# -- W7: HAR 1.2 export ---------------------------------------------------------------------------
+
+def _record(extra: dict[str, Any] | None = None) -> dict[str, Any]:
+    return {"type": "object", "required": ["name", "value"],
+            "properties": {"name": {"type": "string"}, "value": {"type": "string"},
+                           "comment": {"type": "string"}, **(extra or {})}}
+
+
+# The HAR 1.2 specification (http://www.softwareishard.com/blog/har-12-spec/) as a JSON schema:
+# every object, its required fields and their types (after the npm package har-schema).
+HAR_SCHEMA: dict[str, Any] = {
+    "$schema": "http://json-schema.org/draft-07/schema#",
+    "type": "object", "required": ["log"],
+    "definitions": {
+        "creator": {"type": "object", "required": ["name", "version"],
+                    "properties": {"name": {"type": "string"}, "version": {"type": "string"},
+                                   "comment": {"type": "string"}}},
+        "record": _record(),
+        "cookie": _record({"path": {"type": "string"}, "domain": {"type": "string"},
+                           "expires": {"type": ["string", "null"], "format": "date-time"},
+                           "httpOnly": {"type": "boolean"}, "secure": {"type": "boolean"}}),
+        "postData": {"type": "object", "required": ["mimeType"],
+                     "properties": {"mimeType": {"type": "string"}, "text": {"type": "string"},
+                                    "params": {"type": "array"},
+                                    "comment": {"type": "string"}}},
+        "content": {"type": "object", "required": ["size", "mimeType"],
+                    "properties": {"size": {"type": "integer"},
+                                   "compression": {"type": "integer"},
+                                   "mimeType": {"type": "string"}, "text": {"type": "string"},
+                                   "encoding": {"type": "string"},
+                                   "comment": {"type": "string"}}},
+        "request": {
+            "type": "object",
+            "required": ["method", "url", "httpVersion", "cookies", "headers", "queryString",
+                         "headersSize", "bodySize"],
+            "properties": {
+                "method": {"type": "string"}, "url": {"type": "string", "format": "uri"},
+                "httpVersion": {"type": "string"},
+                "cookies": {"type": "array", "items": {"$ref": "#/definitions/cookie"}},
+                "headers": {"type": "array", "items": {"$ref": "#/definitions/record"}},
+                "queryString": {"type": "array", "items": {"$ref": "#/definitions/record"}},
+                "postData": {"$ref": "#/definitions/postData"},
+                "headersSize": {"type": "integer"}, "bodySize": {"type": "integer"},
+                "comment": {"type": "string"}}},
+        "response": {
+            "type": "object",
+            "required": ["status", "statusText", "httpVersion", "cookies", "headers", "content",
+                         "redirectURL", "headersSize", "bodySize"],
+            "properties": {
+                "status": {"type": "integer"}, "statusText": {"type": "string"},
+                "httpVersion": {"type": "string"},
+                "cookies": {"type": "array", "items": {"$ref": "#/definitions/cookie"}},
+                "headers": {"type": "array", "items": {"$ref": "#/definitions/record"}},
+                "content": {"$ref": "#/definitions/content"},
+                "redirectURL": {"type": "string"},
+                "headersSize": {"type": "integer"}, "bodySize": {"type": "integer"},
+                "comment": {"type": "string"}}},
+        "timings": {
+            "type": "object", "required": ["send", "wait", "receive"],
+            "properties": {k: {"type": "number", "minimum": -1} for k in (
+                "dns", "connect", "blocked", "send", "wait", "receive", "ssl")}},
+        "entry": {
+            "type": "object",
+            "required": ["startedDateTime", "time", "request", "response", "cache", "timings"],
+            "properties": {
+                "pageref": {"type": "string"},
+                "startedDateTime": {"type": "string", "format": "date-time"},
+                "time": {"type": "number", "minimum": 0},
+                "request": {"$ref": "#/definitions/request"},
+                "response": {"$ref": "#/definitions/response"},
+                "cache": {"type": "object"}, "timings": {"$ref": "#/definitions/timings"},
+                "serverIPAddress": {"type": "string"}, "connection": {"type": "string"},
+                "comment": {"type": "string"}}},
+    },
+    "properties": {"log": {
+        "type": "object", "required": ["version", "creator", "entries"],
+        "properties": {
+            "version": {"type": "string", "const": "1.2"},
+            "creator": {"$ref": "#/definitions/creator"},
+            "browser": {"$ref": "#/definitions/creator"},
+            "pages": {"type": "array"},
+            "entries": {"type": "array", "items": {"$ref": "#/definitions/entry"}},
+            "comment": {"type": "string"}}}},
+}
+
+
+def check_har(document: Any) -> None:
+    """The document against the HAR 1.2 schema (formats checked), then read by haralyzer."""
+    import jsonschema
+    from haralyzer import HarParser
+
+    validator = jsonschema.Draft7Validator(HAR_SCHEMA,
+                                           format_checker=jsonschema.Draft7Validator.FORMAT_CHECKER)
+    errors = sorted(validator.iter_errors(document), key=lambda e: list(e.absolute_path))
+    assert not errors, [f"{list(e.absolute_path)}: {e.message}" for e in errors[:5]]
+    parsed = HarParser(document)
+    assert len(parsed.pages) == 1  # haralyzer's page of entries without a pageref
+    assert len(parsed.pages[0].entries) == len(document["log"]["entries"])
+
+
+def test_har_export_validates_and_opens(pytester: pytest.Pytester, control: str) -> None:
+    out = pytester.path / "requests.har"
+    result = run(pytester, f"""
+        def test_traffic(mock_api):
+            client = mock_api.client()
+            client.get("/v1/tickets", params={{"workspace_id": mock_api.workspaces.primary,
+                                              "limit": 2}})
+            client.post("/v1/tickets/xd_aisha_khan_parking/notes", json={{"body": "héllo"}})
+            mock_api.stub("GET", "/v1/models", json={{"odd": True}}, validate=False)
+            client.get("/v1/models")
+            client.delete("/v1/models")
+            whole = mock_api.export_har({str(out)!r})
+            posts = mock_api.export_har(method="POST")
+            assert len(whole["log"]["entries"]) == 4 and len(posts["log"]["entries"]) == 1
+    """)
+    result.assert_outcomes(passed=1)
+    text = out.read_text(encoding="utf-8")
+    assert "mock-write-token" not in text  # redacted as the journal redacts it
+    document = json.loads(text)
+    check_har(document)
+    get, post, stubbed, refused = document["log"]["entries"]
+    assert get["request"]["url"].endswith("/v1/tickets?workspace_id=ws_harborview&limit=2")
+    assert "/sessions/" in get["request"]["url"]  # where the test's session is served
+    assert {"name": "limit", "value": "2"} in get["request"]["queryString"]
+    assert get["response"]["status"] == 200 and get["response"]["statusText"] == "OK"
+    assert json.loads(get["response"]["content"]["text"])["data"]
+    auth_value = next(h["value"] for h in get["request"]["headers"]
+                      if h["name"] == "authorization")
+    assert auth_value.startswith("Bearer mock") and auth_value != "Bearer mock-write-token"
+    assert json.loads(post["request"]["postData"]["text"]) == {"body": "héllo"}
+    assert post["response"]["status"] == 201
+    assert post["comment"] == "mock clock 2026-11-01T12:00:00.000Z; createTicketNote"
+    assert json.loads(stubbed["response"]["content"]["text"]) == {"odd": True}
+    assert stubbed["comment"].endswith("stub #1 (200, off-contract)")
+    assert refused["response"]["status"] == 405 and "no operation" in refused["comment"]
+    assert document["log"]["creator"]["name"] == "workspace-api-mock"
+
+
+def test_har_over_the_control_api(mock: Any, mock_control: Any) -> None:
+    """`GET /__mock__/requests?format=har`, both transports: the session's journal only,
+    filtered as the JSON journal is."""
+    with TestClient(create_app(mock=mock), headers=auth()) as client:
+        client.get("/v1/models")  # the default session: not in the control's session's HAR
+        session = f"/sessions/{mock_control.session}"
+        client.get(f"{session}/v1/models")
+        client.get(f"{session}/v1/tickets/xd_aisha_khan_parking")
+    whole = mock_control.call("listRecordedRequests", query={"format": "har"})
+    check_har(whole)
+    assert [e["request"]["url"].split("/v1/")[1] for e in whole["log"]["entries"]] == [
+        "models", "tickets/xd_aisha_khan_parking"]
+    assert mock_control.session in whole["log"]["entries"][0]["request"]["url"]
+    tickets = mock_control.call("listRecordedRequests",
+                                query={"format": "har", "path": "/v1/tickets"})
+    assert len(tickets["log"]["entries"]) == 1
+    plain = mock_control.call("listRecordedRequests")
+    assert len(plain["data"]) == 2  # the default format is the journal's JSON

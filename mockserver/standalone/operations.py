@@ -45,6 +45,7 @@ import orjson
 from ..data.fixtures import FixtureError, load_dataset
 from ..engine.clock import parse_clock
 from ..engine.errors import ApiError, BadRequest, NotFound
+from ..engine.har import har_document
 from ..engine.records import add_record, get_record, no_record
 from ..engine.sessions import DEFAULT_SESSION
 from ..engine.validation import RequestValidator
@@ -237,6 +238,9 @@ def _list_requests(call: Call) -> dict[str, Any]:
     total = len(found)
     if query.get("limit"):
         found = found[-query["limit"]:]
+    if query.get("format") == "har":  # the same entries as an HTTP Archive (W7)
+        return har_document(found, call.mock.base_url_of(state),
+                            comment=f"session {state.name}: {len(found)} of {total} requests")
     return {"data": [{**e.to_dict(), "session": state.name} for e in found], "total": total,
             "dropped": state.journal.dropped}
 

@@ -7,8 +7,11 @@ which does it in this process, over the control API, or skips against a real ser
 
 from __future__ import annotations
 
+import json
+import os
 import warnings
 from collections.abc import Mapping
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import httpx
@@ -233,6 +236,18 @@ class MockApi:
                           status: int | None = None) -> None:
         """`assert_called(..., times=0)`."""
         self.assert_called(operation_or_path, 0, method=method, status=status)
+
+    def export_har(self, file: str | os.PathLike[str] | None = None, *,
+                   method: str | None = None, path: str | None = None,
+                   status: int | None = None) -> dict[str, Any]:
+        """The test's requests (filtered as `requests()`: `path` a prefix) as an HTTP Archive
+        1.2 document, written to `file` when given (DevTools' Network panel, HTTP Toolkit and
+        Bruno import it); tokens redacted as the journal redacts them. Returns the document."""
+        document = self._control.har(method, path, status)
+        if file is not None:
+            Path(file).write_text(json.dumps(document, indent=2, ensure_ascii=False),
+                                  encoding="utf-8")
+        return document
 
     @property
     def last_request(self) -> RecordedRequest:

@@ -84,6 +84,10 @@ class Control:
     def request_count(self, method: str | None, path: str | None, status: int | None) -> int:
         self._skip("request_count()")
 
+    def har(self, method: str | None, path: str | None, status: int | None) -> dict[str, Any]:
+        """The test's journal as an HTTP Archive 1.2 document (filtered as `requests`)."""
+        self._skip("export_har()")
+
     def clock(self) -> tuple[str, bool]:
         """The clock's instant and whether it is frozen."""
         self._skip("clock")
@@ -247,6 +251,10 @@ class MockControl(Control):
         found = self.call("listRecordedRequests",
                           query={"method": method, "path": path, "status": status})
         return [RecordedRequest.decode(e) for e in found["data"]]
+
+    def har(self, method: str | None, path: str | None, status: int | None) -> dict[str, Any]:
+        return dict(self.call("listRecordedRequests", query={
+            "method": method, "path": path, "status": status, "format": "har"}))
 
     def request_count(self, method: str | None, path: str | None, status: int | None) -> int:
         found = self.call("countRecordedRequests",
