@@ -480,3 +480,127 @@ def test_har_over_the_control_api(mock: Any, mock_control: Any) -> None:
     assert len(tickets["log"]["entries"]) == 1
     plain = mock_control.call("listRecordedRequests")
     assert len(plain["data"]) == 2  # the default format is the journal's JSON
+
+
+# -- W8 to W10: coverage of the API by a suite ----------------------------------------------------
+
+DOWNSTREAM = ROOT / "examples" / "downstream"
+# An independent count: every test's journal as the test saw it, written as JSON lines.
+JOURNAL_DUMP = """
+import json, pathlib, pytest
+
+@pytest.fixture(autouse=True)
+def _dump_journal(mock_api):
+    yield
+    with pathlib.Path("journal.jsonl").open("a") as out:
+        for r in mock_api.requests():
+            out.write(json.dumps({"operation_id": r.operation_id, "status": r.status,
+                                  "fault": r.fault, "query": r.query}) + "\\n")
+"""
+
+
+def _downstream(pytester: pytest.Pytester) -> None:
+    for name in ("ticketdesk.py", "test_ticketdesk.py"):
+        (pytester.path / name).write_text((DOWNSTREAM / name).read_text())
+    pytester.makeini("[pytest]\nmock_api_self_check = true\n")
+    add_conftest(pytester, JOURNAL_DUMP)
+
+
+def test_the_coverage_of_the_downstream_example(pytester: pytest.Pytester) -> None:
+    from mockserver.openapi.spec import load_spec
+
+    _downstream(pytester)
+    result = pytester.runpytest_inprocess("-p", "no:cacheprovider",
+                                          "--mock-api-coverage=reports/api")
+    result.assert_outcomes(passed=5)
+    report = json.loads((pytester.path / "reports" / "api.json").read_text())
+    markdown = (pytester.path / "reports" / "api.md").read_text()
+    journal = [json.loads(line) for line in
+               (pytester.path / "journal.jsonl").read_text().splitlines()]
+    # the numbers, counted from the journal
+    spec = load_spec()
+    called: dict[str, list[int]] = {}
+    for entry in journal:
+        called.setdefault(entry["operation_id"], []).append(entry["status"])
+    assert report["requests"] == len(journal)
+    by_id = {o["operation_id"]: o for o in report["operations"]}
+    assert {k for k, o in by_id.items() if o["calls"]} == set(called)
+    for operation_id, statuses in called.items():
+        op = by_id[operation_id]
+        documented = sorted(spec.by_id[operation_id].responses)
+        assert op["calls"] == len(statuses)
+        assert op["statuses"]["seen"] == {str(s): statuses.count(s) for s in sorted(set(statuses))}
+        assert op["statuses"]["never_seen"] == [s for s in documented if s not in statuses]
+        row = next(line for line in markdown.splitlines() if f"| `{operation_id}` |" in line)
+        assert f"| {len(statuses)} |" in row
+        assert ", ".join(map(str, op["statuses"]["never_seen"])) in row
+    totals = report["totals"]
+    assert totals["operations"] == {"covered": len(called), "total": len(spec.operations),
+                                    "percent": round(100 * len(called) / len(spec.operations), 1)}
+    assert totals["statuses"]["covered"] == sum(
+        len(set(s) & set(spec.by_id[o].responses)) for o, s in called.items())
+    # the 503 only a fault gave, the filter sent, the enum value sent
+    faulted = {e["status"] for e in journal if e["fault"]}
+    assert faulted == {503}
+    resolve = by_id["resolveTicket"]
+    assert resolve["statuses"]["injected"] == {"503": 1}
+    assert resolve["statuses"]["undocumented_seen"] == [503]
+    assert "503 x1 (injected, undocumented)" in markdown
+    tickets = by_id["listTickets"]
+    assert "status" in tickets["parameters"]["sent"]
+    assert tickets["enums"]["query.status"]["sent"] == ["open"]
+    assert "## Operations never called" in markdown and "- `listModels` `GET /v1/models`" in markdown
+    assert f"**{report['percent']}%**" in markdown
+    result.stdout.fnmatch_lines([f"*mock_api coverage: {report['percent']}% of the API*"])
+
+
+def test_coverage_fail_under(pytester: pytest.Pytester) -> None:
+    _downstream(pytester)
+    under = pytester.runpytest_inprocess("-p", "no:cacheprovider", "--mock-api-coverage",
+                                         "--mock-api-coverage-fail-under=50")
+    assert under.ret == 1
+    under.assert_outcomes(passed=5)
+    under.stdout.fnmatch_lines(["*FAIL: mock_api coverage *% is under "
+                                "--mock-api-coverage-fail-under=50*"])
+    assert (pytester.path / "mock-api-coverage.md").exists()
+    over = pytester.runpytest_inprocess("-p", "no:cacheprovider", "--mock-api-coverage",
+                                        "--mock-api-coverage-fail-under=0.5")
+    assert over.ret == 0
+
+
+def test_coverage_under_xdist_is_one_report(pytester: pytest.Pytester) -> None:
+    _downstream(pytester)
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-n", "2",
+                                           "--mock-api-coverage=cov")
+    result.assert_outcomes(passed=5)
+    report = json.loads((pytester.path / "cov.json").read_text())
+    journal = (pytester.path / "journal.jsonl").read_text().splitlines()
+    assert report["requests"] == len(journal) > 0
+
+
+def test_coverage_over_the_control_api(mock: Any, mock_control: Any) -> None:
+    """`GET /__mock__/coverage` on a server: the session's journal; a status only a stub gave
+    is listed as injected; Markdown on request."""
+    mock_control.call("addStub", body={"method": "GET", "path": "/v1/models", "status": 401,
+                                       "json": {"error": "token expired"}})
+    with TestClient(create_app(mock=mock), headers=auth()) as client:
+        session = f"/sessions/{mock_control.session}"
+        assert client.get(f"{session}/v1/models").status_code == 401
+        assert client.get(f"{session}/v1/models").status_code == 200
+        client.get(f"{session}/v1/tickets", params={"workspace_id": "ws_harborview",
+                                                    "status": "pending"})
+        client.get(f"{session}/v1/nowhere")
+    report = mock_control.call("getCoverage")
+    by_id = {o["operation_id"]: o for o in report["operations"]}
+    models = by_id["listModels"]["statuses"]
+    assert models["seen"] == {"200": 1, "401": 1} and models["only_injected"] == [401]
+    assert by_id["listTickets"]["enums"]["query.status"]["sent"] == ["pending"]
+    assert by_id["listTickets"]["parameters"]["sent"] == ["workspace_id", "status"]
+    received = by_id["listTickets"]["enums"]["response.data[].status"]["received"]
+    assert received == ["pending"]  # the state's own answer, filtered
+    assert report["unmatched"] == [{"method": "GET", "path": "/v1/nowhere", "status": 404,
+                                    "count": 1}]
+    assert report["requests"] == 4 and report["session"] == mock_control.session
+    text = mock_control.call("getCoverage", query={"format": "markdown"})
+    assert text["percent"] == report["percent"]
+    assert "| `listModels` | `GET /v1/models` | 2 | 200 x1, 401 x1 (injected) |" in text["markdown"]

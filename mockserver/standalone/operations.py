@@ -44,6 +44,7 @@ import orjson
 
 from ..data.fixtures import FixtureError, load_dataset
 from ..engine.clock import parse_clock
+from ..engine.coverage import coverage_markdown, coverage_report
 from ..engine.errors import ApiError, BadRequest, NotFound
 from ..engine.har import har_document
 from ..engine.records import add_record, get_record, no_record
@@ -250,6 +251,17 @@ def _count_requests(call: Call) -> dict[str, Any]:
     query = call.query
     return {"count": len(call.state.journal.entries(
         method=query.get("method"), path=query.get("path"), status=query.get("status")))}
+
+
+@handles("getCoverage")
+def _get_coverage(call: Call) -> dict[str, Any]:
+    query = call.query
+    state = call.mock.sessions.state(query["session"]) if "session" in query else call.state
+    report = coverage_report(call.mock.spec, (e.to_dict() for e in state.journal.entries()))
+    report = {**report, "session": state.name, "dropped": state.journal.dropped}
+    if query.get("format") == "markdown":
+        return {"markdown": coverage_markdown(report), "percent": report["percent"]}
+    return report
 
 
 @handles("clearRecordedRequests")

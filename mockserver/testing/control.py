@@ -176,13 +176,22 @@ class RecordedRequest:
     operation_id: str | None
     fault: str | None
     ignored_params: tuple[str, ...] = ()
+    variations: tuple[int, ...] = ()  # the robustness plan's items that varied the answer
 
     @classmethod
     def decode(cls, entry: Mapping[str, Any]) -> RecordedRequest:
         return cls(entry["seq"], entry["time"], entry["method"], entry["path"], entry["query"],
                    entry["headers"], entry.get("body"), entry["status"],
                    entry.get("response_body"), entry.get("operation_id"), entry.get("fault"),
-                   tuple(entry.get("ignored_params", ())))
+                   tuple(entry.get("ignored_params", ())), tuple(entry.get("variations", ())))
+
+    def as_entry(self) -> dict[str, Any]:
+        """The fields of the journal's entry that the coverage report reads
+        (engine/coverage.py)."""
+        return {"method": self.method, "path": self.path, "query": self.query,
+                "body": self.json, "status": self.status, "response_body": self.response_json,
+                "operation_id": self.operation_id, "fault": self.fault,
+                "variations": list(self.variations)}
 
     @property
     def stub(self) -> bool:
