@@ -41,6 +41,7 @@ class Expectation:
             object.__setattr__(self, "method", self.method.upper())
         if self.path is not None and not self.path.startswith("/"):
             raise ValueError(f"path {self.path!r} must start with '/'")
+        object.__setattr__(self, "_pattern", compile_path(self.path))
 
     def matches(self, entry: RecordedRequest) -> bool:
         if self.operation is not None and entry.operation_id != self.operation:
@@ -49,7 +50,7 @@ class Expectation:
             return False
         if self.status is not None and entry.status != self.status:
             return False
-        pattern = compile_path(self.path)
+        pattern: re.Pattern[str] | None = self._pattern  # type: ignore[attr-defined]
         return pattern is None or pattern.fullmatch(entry.path) is not None
 
     def __str__(self) -> str:
