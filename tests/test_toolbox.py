@@ -604,3 +604,26 @@ def test_coverage_over_the_control_api(mock: Any, mock_control: Any) -> None:
     text = mock_control.call("getCoverage", query={"format": "markdown"})
     assert text["percent"] == report["percent"]
     assert "| `listModels` | `GET /v1/models` | 2 | 200 x1, 401 x1 (injected) |" in text["markdown"]
+
+
+@pytest.mark.parametrize(("body", "named"), [
+    ({"method": "GET", "path": "/v1/models", "status": 101, "validate": False},
+     "status: 101 is not a final answer"),
+    ({"method": "DELETE", "path": "/v1/agents/{id}", "status": 204, "json": {"a": 1},
+      "validate": False}, "json: a 204 answer has no body"),
+    ({"method": "GET", "path": "/v1/models", "headers": {"Bad Name": "x"}, "validate": False},
+     "field 'headers': \"Bad Name\""),
+    ({"method": "GET", "path": "/v1/models", "drop": True}, "drop"),
+    ({"method": "FETCH", "path": "/v1/models"}, "field 'method'"),
+    ({"path": "/v1/models"}, "method"),
+])
+def test_a_stub_that_cannot_be_sent_is_refused(mock: Any, mock_control: Any,
+                                               body: dict[str, Any], named: str) -> None:
+    """400 naming what is wrong, nothing added (an answer the server could not send would be
+    a 500 or a broken connection later)."""
+    from mockserver.standalone.operations import ControlError
+
+    with pytest.raises(ControlError) as refused:
+        mock_control.call("addStub", body=body)
+    assert refused.value.status == 400 and named in refused.value.message
+    assert mock_control.call("listFaults")["data"] == []

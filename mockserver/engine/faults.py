@@ -197,6 +197,11 @@ class FaultRule:
             raise ValueError("a fault needs a status, a delay_ms or drop")
         if self.stub and (self.status is None or self.drop):
             raise ValueError("a stub answers: it needs a status and cannot drop")
+        if self.stub and self.status is not None and self.status < 200:
+            raise ValueError(f"status: {self.status} is not a final answer (a stub's is "
+                             "200-599)")
+        if self.stub and self.status in (204, 304) and self.body is not None:
+            raise ValueError(f"json: a {self.status} answer has no body")
         if not self.stub and (self.body is not None or self.off_contract):
             raise ValueError("only a stub has a body (a fault's is its error)")
         if self.status is not None and not 100 <= self.status <= 599:
