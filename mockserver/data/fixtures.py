@@ -22,6 +22,8 @@ from __future__ import annotations
 import contextlib
 import functools
 import gc
+import os
+import stat
 from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,7 +37,7 @@ from ..engine.store import Store
 from ..openapi.schemas import first_error
 from ..openapi.spec import Spec, data_dir
 from ..openapi.yamlload import load_yaml
-from .tables import TABLES
+from .tables import INTERNAL_FIELDS, TABLES
 
 __all__ = ["Dataset", "FixtureError", "RecordCheck", "default_fixtures_dir", "insert_checked",
            "load_dataset", "record_check"]
@@ -68,11 +70,39 @@ def default_fixtures_dir() -> Path:
     return data_dir("fixtures")
 
 
+# The most a fixture file may hold (a generated dataset of 100k contacts is about 60 MiB).
+MAX_FIXTURE_FILE_BYTES = 1024 * 1024 * 1024
+
+
+def read_regular(path: Path, limit: int = MAX_FIXTURE_FILE_BYTES) -> bytes:
+    """The bytes of a regular file: a FIFO, device or socket is refused without blocking on
+    it (opened non-blocking, checked on the open descriptor: no swap between check and read),
+    and so is a file over `limit` bytes (DECISIONS H18)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except OSError as exc:
+        raise FixtureError(f"{path}: cannot be read: {exc.strerror}") from None
+    with os.fdopen(fd, "rb") as fh:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise FixtureError(f"{path}: not a regular file (a fixture file is read only "
+                               "when it is one: no FIFO, device or socket)")
+        if info.st_size > limit:
+            raise FixtureError(f"{path}: {info.st_size} bytes, over the {limit} a fixture "
+                               "file may hold")
+        os.set_blocking(fd, True)
+        data = fh.read(limit + 1)
+    if len(data) > limit:
+        raise FixtureError(f"{path}: over the {limit} bytes a fixture file may hold")
+    return data
+
+
 def _read(path: Path) -> Any:
     try:
+        raw = read_regular(path)
         if path.suffix == ".json":
-            return orjson.loads(path.read_bytes())
-        return load_yaml(path.read_bytes())
+            return orjson.loads(raw)
+        return load_yaml(raw)
     except (yaml.YAMLError, orjson.JSONDecodeError) as exc:
         raise FixtureError(f"{path}: not valid {path.suffix[1:].upper()}: {exc}") from None
 
@@ -200,14 +230,20 @@ class RecordCheck:
                                           if r not in table_def.derived]
                 if single:
                     # Internal fields (`_x`) are never sent; anything else must be documented.
-                    # Allowing them in the schema checks records in place, without a copy.
+                    # Allowing them in the schema checks records in place, without a copy;
+                    # those the engine reads have their shape (INTERNAL_FIELDS).
                     schema["patternProperties"] = {"^_": {}}
+                    schema["properties"] = {**schema.get("properties", {}), **INTERNAL_FIELDS}
                 fields = None if single else frozenset(schema.get("properties", {}))
                 validators.append((self._selfcheck.validator_for_schema(schema), name, fields))
             # Several schemas: each record is projected onto each, so a field in none of them
             # would pass unnoticed: the fields they know between them.
             known = (frozenset().union(*(fields or () for _, _, fields in validators))
                      if len(validators) > 1 else None)
+            if not single:  # the internal fields, checked on the whole record
+                validators.append((self._selfcheck.validator_for_schema(
+                    {"type": "object", "properties": INTERNAL_FIELDS,
+                     "additionalProperties": True}), "internal fields", None))
             found = self._validators[table] = _Compiled(tuple(validators), known)
         return found
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-__all__ = ["TABLES", "Kinds", "TableDef"]
+__all__ = ["INTERNAL_FIELDS", "TABLES", "Kinds", "TableDef"]
 
 
 @dataclass(frozen=True)
@@ -63,6 +63,26 @@ class TableDef:
     derived: tuple[str, ...] = ()
     kinds: Kinds | None = None  # records of kinds the API treats apart (mock_api.add)
 
+
+# The internal fields the engine reads, and the JSON shape each must have wherever a record
+# carries it: fixtures, `mock_api.add` and `POST /__mock__/records` are refused (naming the
+# field) a value the engine could not read (DECISIONS H28: `_workspace_ids: {"ws": 1}` was
+# stored and every later read of the table answered 500). Other `_` fields stay free.
+_ID: dict[str, object] = {"type": "string", "minLength": 1}
+_IDS: dict[str, object] = {"type": "array", "items": _ID}
+_TEXT: dict[str, object] = {"type": ["string", "null"]}
+INTERNAL_FIELDS: dict[str, dict[str, object]] = {
+    "_workspace_id": _ID,
+    "_workspace_ids": _IDS,
+    "_mention_user_ids": _IDS,
+    "_rate_limit_per_minute": {"type": "integer", "minimum": 0},
+    "_tool_states": {"type": "object", "additionalProperties": {"type": "boolean"}},
+    "_sender_id": _TEXT,
+    "_channel_node_id": _TEXT,
+    "_subject": _TEXT,
+    "_deleted_at": _TEXT,
+    "_detached_triggers": {"type": "array"},
+}
 
 _WS = {"workspace_id": "workspaces"}
 

@@ -177,8 +177,13 @@ class MockApp:
             raise RuntimeError(f"operations without a handler: {', '.join(missing)}")
         self._fields: dict[str, tuple[str, ...]] = {}
         secret = config.storage_secret
-        self.services = Services(self.cursors, self.fields, self.spec.resource_paths,
-                                 StorageKeys(None if secret is None else secret.encode()))
+        self.keys = keys = StorageKeys(None if secret is None else secret.encode())
+        self.services = Services(self.cursors, self.fields, self.spec.resource_paths, keys)
+        if self.state.replicated:  # one key and one scope per state on every replica
+            self.state.use_storage_keys(keys)  # type: ignore[attr-defined]
+            self.state.seal(keys, keys.scope("", ""))
+        else:
+            self.state.seal(keys, keys.scope(""))
         self.started_at = datetime.now(UTC).isoformat(timespec="milliseconds").replace(
             "+00:00", "Z")  # wall time: when the default session was created
         caps: dict[str, Any] = {
@@ -187,6 +192,7 @@ class MockApp:
         self.sessions: Sessions
         if self.state.replicated:  # sessions and snapshots in Redis too
             self.sessions = shared_sessions(self.state, config, caps)
+            self.sessions.storage_keys = keys  # type: ignore[attr-defined]  # sealing sessions
         else:
             self.sessions = Sessions(self.state, self._new_state, **caps)
         self.core = Core(self.spec, config, handlers, self.services, self.state, self.sessions)
@@ -202,14 +208,17 @@ class MockApp:
         """A session's state: over the default state's dataset and settings, or forked from
         a snapshot (its records, ids and settings)."""
         if snapshot is not None:
-            return MockState(snapshot.shared, settings or snapshot.settings, name=name,
-                             base=snapshot.base, journal_size=self.config.journal_size,
-                             journal_bytes=self.config.journal_bytes,
-                             response_cache=self.config.response_cache)
-        return MockState(self.state.shared, settings or self.state.settings, name=name,
-                         journal_size=self.config.journal_size,
-                         journal_bytes=self.config.journal_bytes,
-                         response_cache=self.config.response_cache)
+            state = MockState(snapshot.shared, settings or snapshot.settings, name=name,
+                              base=snapshot.base, journal_size=self.config.journal_size,
+                              journal_bytes=self.config.journal_bytes,
+                              response_cache=self.config.response_cache)
+        else:
+            state = MockState(self.state.shared, settings or self.state.settings, name=name,
+                              journal_size=self.config.journal_size,
+                              journal_bytes=self.config.journal_bytes,
+                              response_cache=self.config.response_cache)
+        state.seal(self.keys, self.keys.scope(name))  # its own ids and file URLs (H2, H21)
+        return state
 
     # -- helpers the handlers use -----------------------------------------------------------
 

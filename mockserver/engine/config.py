@@ -37,6 +37,13 @@ class Config:
     # Unix socket counts): any, and control needs control_token. None: judged by `host`.
     exposed: tuple[str, ...] | None = None
     control_token: str | None = None  # X-Mock-Control-Token for /__mock__/ routes
+    # The Host names the control API and the pages answer besides loopback and the bound
+    # addresses (`serve --allowed-host`; standalone/guard.py). None: no Host check (an app
+    # embedded in-process, the plugin's server); `serve` sets a tuple (DECISIONS H15).
+    allowed_hosts: tuple[str, ...] | None = None
+    # The directory POST /__mock__/fixtures reads under (`serve --fixtures-root`); None:
+    # anywhere on a loopback-only server without a control token, nowhere otherwise (H18).
+    fixtures_root: str | None = None
     journal_size: int = 1000  # requests kept for GET /__mock__/requests; 0 turns it off
     journal_bytes: int = MAX_JOURNAL_BYTES  # and at most this many bytes of them in all
     request_log: bool = True  # one line per request on "mockserver.requests" (when enabled)

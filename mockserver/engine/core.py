@@ -153,14 +153,20 @@ class Core:
                 if state is not self.default and ex.method != "GET":
                     # A session's write: refused (507) before it takes the sessions past
                     # their cap.
-                    self.sessions.check_room(state, self.sessions.record_bytes)
+                    # (The body's bytes count: what the write may keep of it.)
+                    self.sessions.check_room(state, self.sessions.record_bytes
+                                             + (len(ex.body) if ex.body is not None else 0))
                 # the handler step: under the store's lock, or as one transaction of a
                 # shared log (which may run it again)
                 ex.counted = False
                 if ex.view is None:
                     with state.store.lock:
-                        payload, pure = self.handle(ex, operation, principal, prefer, params,
-                                                    query, body)
+                        if self.selfcheck is not None and ex.method != "GET":
+                            payload, pure = self.checked_write(ex, operation, principal,
+                                                               prefer, params, query, body)
+                        else:
+                            payload, pure = self.handle(ex, operation, principal, prefer,
+                                                        params, query, body)
                 else:
                     payload, pure = self.replica.transact(  # type: ignore[union-attr]
                         ex, lambda: self.handle(ex, operation, principal, prefer, params,
@@ -174,7 +180,7 @@ class Core:
             if self.selfcheck is not None and operation is not None and check:
                 self.selfcheck.check(operation, status, body, {
                     k.decode("latin-1"): v.decode("latin-1") for k, v in headers})
-            if cache_key is not None and pure is not None:
+            if cache_key is not None and pure is not None and not ex.ignored:
                 version, kind, ident = pure
                 ex.state.keep_response(cache_key, version,
                                        CachedResponse(kind, ident, status, body, headers))
@@ -183,6 +189,30 @@ class Core:
             raise
         except Exception as exc:
             self.failed(ex, exc)
+
+    def checked_write(self, ex: Exchange, operation: Operation, principal: Principal,
+                      prefer: str | None, path: dict[str, Any], query: dict[str, Any],
+                      body: Any) -> tuple[Any, Pure | None]:
+        """A write with the self-check on (tests), as one transaction of the store: an answer
+        the self-check refuses (or any exception) takes back what the write changed, so a
+        500 never leaves the state changed (DECISIONS H27). The store's lock is held."""
+        store = ex.state.store
+        if store.in_transaction:
+            return self.handle(ex, operation, principal, prefer, path, query, body)
+        store.begin()
+        try:
+            payload, pure = self.handle(ex, operation, principal, prefer, path, query, body)
+            encoded = orjson.dumps(payload)
+            self.selfcheck.check(  # type: ignore[union-attr]
+                operation, operation.success_status, encoded,
+                {"content-type": "application/json", "content-length": str(len(encoded))})
+        except BaseException:
+            changes = store.end()
+            if changes is not None:
+                store.undo(changes)
+            raise
+        store.end()
+        return payload, pure
 
     def failed(self, ex: Exchange, exc: Exception, doing: str = "answering") -> None:
         """500 `{"error": ...}`, logged on "mockserver.errors"; the exception is kept in the

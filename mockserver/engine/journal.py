@@ -131,6 +131,14 @@ class JournalEntry(NamedTuple):
         """The request body, parsed when it is JSON ("<N bytes, not kept>" when too long)."""
         return _body(self.body, self.body_size)
 
+    def __repr__(self) -> str:
+        # The NamedTuple's own repr would print raw_headers verbatim (the bearer token
+        # among them): show the redacted view instead, as `headers` and `to_dict` do.
+        return (f"JournalEntry(seq={self.seq}, time={self.time!r}, method={self.method!r}, "
+                f"path={self.path!r}, query={self.query!r}, headers={self.headers!r}, "
+                f"status={self.status}, operation_id={self.operation_id!r}, "
+                f"fault={self.fault!r})")
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "seq": self.seq,

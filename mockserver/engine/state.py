@@ -200,6 +200,12 @@ class MockState:
         self.dataset_key: str | None = None
         self._restore_rate_limits()
 
+    def seal(self, keys: StorageKeys, scope: str) -> None:
+        """Bind the state's ids and file URLs to `scope` (`StorageKeys.scope`: its session
+        and incarnation): ids salted by the server's key, signatures over the scope."""
+        self.store.scope = scope
+        self.store.salt = keys.salt(scope)
+
     @property
     def dataset(self) -> Dataset:
         return self.shared.dataset
@@ -486,7 +492,8 @@ class MockState:
             if pending.get("storage_id") is not None:
                 # Inferred: an upload URL takes one file.
                 raise Conflict(f"upload URL {token!r} was already used")
-            storage_id = (keys or StorageKeys()).sealed_id("st", store.new_id("st"))
+            plain = f"{store.scope}\x00{pending['workspace_id']}\x00{store.new_id('st')}"
+            storage_id = (keys or StorageKeys()).sealed_id("st", plain)
             store.insert("uploads", {
                 "id": storage_id,
                 "kind": "file",

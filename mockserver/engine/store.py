@@ -68,7 +68,7 @@ from typing import Any
 
 from sortedcontainers import SortedList
 
-from .clock import MAX_MS, Clock, format_timestamp
+from .clock import MAX_MS, MIN_MS, Clock, format_timestamp
 
 __all__ = ["Base", "Changes", "Index", "Record", "Seed", "SeedBucket", "Snapshot", "Store"]
 
@@ -259,7 +259,9 @@ class Seed:
 
     delta: _Frozen | None = None
     counter = 0
-    last_ms = 0
+    # The timestamp floor: below the earliest instant a clock may stand at (year 0001), so a
+    # clock set before 1970 stamps its own time, not 1970's (DECISIONS H8).
+    last_ms = MIN_MS - 1
 
     def __init__(self, tables: Mapping[str, Mapping[str, Record]],
                  key_fields: Mapping[str, str]) -> None:
@@ -534,6 +536,11 @@ class Store:
             base = Seed(base, key_fields)
         self.clock = clock
         self.seed = seed  # of the id sequence
+        # What the state's ids are salted with (DECISIONS H21: a stranger cannot predict another
+        # session's next id) and what its file URLs are signed for (H2, H3); set by
+        # `MockState.seal`, empty for a bare store (ids from the seed alone).
+        self.salt = ""
+        self.scope = ""
         self.lock = threading.RLock()
         self.base: Base = base
         self._frozen: _Frozen | None = None
@@ -544,7 +551,7 @@ class Store:
         self._by_table: dict[str, list[SortedIndex]] = {}
         self._views: dict[IndexId, Index] = {}
         self._counter = 0
-        self._last_ms = 0
+        self._last_ms = MIN_MS - 1  # as Seed.last_ms
         # Moves on every write, reset and load: what a cached answer was computed against.
         self.version = 0
         # The open transaction (`begin`), recording every write; and what runs a write made
@@ -699,7 +706,7 @@ class Store:
                 return result
             self._counter += 1
             digest = hashlib.blake2b(
-                f"{self.seed}:{self._counter}".encode(), digest_size=32
+                f"{self.seed}:{self.salt}{self._counter}".encode(), digest_size=32
             ).hexdigest()
         alphabet = "0123456789abcdefghjkmnpqrstvwxyz"
         body = "".join(alphabet[int(digest[i : i + 2], 16) % 32] for i in range(0, 64, 2))
@@ -713,7 +720,7 @@ class Store:
                 return result
             self._counter += 1
             return hashlib.blake2b(
-                f"{self.seed}:{self._counter}".encode(), digest_size=12
+                f"{self.seed}:{self.salt}{self._counter}".encode(), digest_size=12
             ).hexdigest()
 
     def now(self) -> str:

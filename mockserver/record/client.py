@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import email.utils
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -11,9 +12,12 @@ from typing import Any
 
 import httpx
 
-__all__ = ["PacedClient", "RecordError", "retry_after_seconds"]
+__all__ = ["MAX_RETRY_AFTER", "PacedClient", "RecordError", "retry_after_seconds"]
 
 MAX_RETRIES = 30  # consecutive 429 or transient answers to one request before giving up
+# The longest `Retry-After` the recorder waits: a larger one (a day, `999999999`) is waited
+# this long, counted in `capped_retry_after` and said in the output (DECISIONS H31).
+MAX_RETRY_AFTER = 300.0
 TRANSIENT = (500, 502, 503, 504)
 
 
@@ -46,6 +50,7 @@ class PacedClient:
     requests: int = 0
     retried_429: int = 0
     retried_transient: int = 0
+    capped_retry_after: int = 0  # 429s whose Retry-After was longer than MAX_RETRY_AFTER
     elapsed: float = 0.0
     _next_at: float = field(default=0.0, repr=False)
 
@@ -79,6 +84,12 @@ class PacedClient:
                 failures += 1
                 self.retried_429 += 1
                 wait = retry_after_seconds(response.headers.get("retry-after"), time.time(), 1.0)
+                if wait > MAX_RETRY_AFTER:
+                    self.capped_retry_after += 1
+                    sys.stderr.write(f"\nGET {path}: Retry-After "
+                                     f"{response.headers.get('retry-after')!r} capped to "
+                                     f"{MAX_RETRY_AFTER:.0f} s\n")
+                    wait = MAX_RETRY_AFTER
                 if failures > MAX_RETRIES:
                     raise RecordError(f"GET {path}: still 429 after {MAX_RETRIES} retries")
                 self.sleep(wait)

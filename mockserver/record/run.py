@@ -217,6 +217,7 @@ def _finish(spec: Spec, out: Path, walk: Walk, client: PacedClient, options: Opt
     summary = {"workspaces": extra["workspaces"], "seconds": round(seconds, 1),
                "requests": client.requests, "retried_after_429": client.retried_429,
                "retried_transient": client.retried_transient,
+               "retry_after_capped": client.capped_retry_after,
                "records": {n: len(r) for n, r in sorted(walk.tables.items()) if r},
                "dropped_by_bounds": dropped, "dropped_not_loadable": invalid, "complete": not walk.queue,
                "tokens": [{"token": t["token"], "access": t["access"]} for t in tokens]}

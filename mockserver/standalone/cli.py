@@ -8,7 +8,6 @@ import argparse
 import importlib
 import json
 import os
-import secrets
 import signal
 import sys
 from collections.abc import Mapping
@@ -44,6 +43,9 @@ def _config(args: argparse.Namespace) -> Any:
         base_url=base_url,
         host=args.host,
         control_token=args.control_token,
+        allowed_hosts=tuple(name.strip() for entry in args.allowed_host
+                            for name in entry.split(",") if name.strip()),
+        fixtures_root=args.fixtures_root,
         storage_secret=args.storage_secret,
         journal_size=args.journal_size,
         journal_bytes=args.journal_bytes,
@@ -143,8 +145,8 @@ def _serve(args: argparse.Namespace) -> int:
     previous = signal.signal(signal.SIGTERM, _stop)
     try:
         if args.workers > 1:  # processes that build their own worker of the shared mock
-            # One storage secret for all workers: a URL one signs, another must verify.
-            args.storage_secret = args.storage_secret or secrets.token_hex(32)
+            # One storage key for all workers and processes: unpinned, derived from the
+            # namespace's secret in Redis (DECISIONS H12).
             os.environ[_WORKER_ENV] = json.dumps({**{k: v for k, v in vars(args).items()
                                                      if k != "func"},
                                                   "exposed": list(config.exposed)})
@@ -313,6 +315,15 @@ def add_parsers(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
     serve.add_argument("--quiet", action="store_true", help="no per-request log lines")
     serve.add_argument("--control-token", default=None, metavar="TOKEN",
                        help="X-Mock-Control-Token required by /__mock__/ (needed off loopback)")
+    serve.add_argument("--allowed-host", action="append", default=[], metavar="NAME",
+                       help="a Host name the control API and the pages answer to besides "
+                            "loopback names and the bound addresses (repeatable, or "
+                            "comma-separated; a check against DNS rebinding; with "
+                            "--control-token any Host is answered)")
+    serve.add_argument("--fixtures-root", default=None, metavar="DIR",
+                       help="the directory POST /__mock__/fixtures may read under (needed "
+                            "with --control-token or off loopback; default: anywhere when "
+                            "loopback only without a token)")
     serve.add_argument("--storage-secret", default=None, metavar="SECRET",
                        help="key of upload URLs, storage ids and file URLs' signatures "
                             "(default: random per start; pin it for reproducible URLs, or to "

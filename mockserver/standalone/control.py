@@ -23,6 +23,7 @@ from ..engine.exchange import decode_body
 from ..engine.requestlog import printable
 from ..engine.responses import control_error_response, internal_error_body, json_response
 from ..openapi.spec import Operation
+from . import fixtureload
 from .bind import is_loopback_address
 from .operations import Handler, control_spec, prepare, registry, run, validators
 
@@ -100,8 +101,10 @@ def _route(mock: MockApp, operation: Operation, handler: Handler) -> Route:
             call = prepare(mock, mock.state_for(request.scope), operation_id,
                            request.path_params, request.query_params.multi_items(), raw,
                            request.headers.get("content-type"))
-            # in memory at once; a shared state's off the event loop (replication/)
-            result = await call.state.off_loop(run, handler, call, scope=request.scope)
+            if getattr(handler, "blocking", False):  # reads files (fixtureload.py, H18)
+                result = await fixtureload.off_loop(run, handler, call)
+            else:  # in memory at once; a shared state's off the event loop (replication/)
+                result = await call.state.off_loop(run, handler, call, scope=request.scope)
         except ApiError as error:
             return control_error_response(error)
         except Exception as exc:  # a bug of ours: still answered {"error"}, and logged

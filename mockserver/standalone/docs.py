@@ -7,8 +7,9 @@ pages work offline and in CI without a CDN.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import orjson
 from starlette.requests import Request
@@ -21,7 +22,7 @@ from .control import control_spec
 if TYPE_CHECKING:
     from ..engine.app import MockApp
 
-__all__ = ["STATIC_DIR", "docs_routes"]
+__all__ = ["STATIC_DIR", "Served", "docs_routes"]
 
 STATIC_DIR = Path(__file__).parent / "static"
 
@@ -50,17 +51,52 @@ _DOCS_PAGE = """<!doctype html>
 _INSPECTOR_PAGE = (STATIC_DIR / "inspector.html")
 
 
+def _api_servers(prefix: str) -> list[dict[str, Any]]:
+    return [{"url": prefix or "/",
+             "description": "this mock: relative to where this document was loaded from"}]
+
+
+def _control_servers(prefix: str) -> list[dict[str, Any]]:
+    return [{"url": prefix or "/",
+             "description": "this mock: relative to where this document was loaded from"},
+            {"url": "/sessions/{session}",
+             "description": "One session's state (the per-session operations; not the "
+                            "`sessions` ones).",
+             "variables": {"session": {"default": prefix.rsplit("/", 1)[-1] or "default"}}}]
+
+
+class Served:
+    """A document as served under a session prefix: its `servers` relative (DECISIONS H13),
+    so "Try it out" calls the host and session the page came from and never a hard-coded
+    address. The default's bytes are made once; a session's on each request (docs only)."""
+
+    def __init__(self, document: dict[str, Any],
+                 servers: Callable[[str], list[dict[str, Any]]]) -> None:
+        self._document = document
+        self._servers = servers
+        self._default = self._encode("")
+
+    def _encode(self, prefix: str) -> bytes:
+        return orjson.dumps({**self._document, "servers": self._servers(prefix)}, default=str)
+
+    def under(self, prefix: str) -> bytes:
+        return self._encode(prefix) if prefix else self._default
+
+
 def docs_routes(mock: MockApp) -> list[BaseRoute]:
     title = str(mock.spec.document.get("info", {}).get("title", "API"))
-    # Serialised once: the document never changes while the server runs.
-    document = orjson.dumps(mock.spec.document, default=str)
-    control_document = orjson.dumps(control_spec().document, default=str)
+    # Serialised once per prefix it is served under (the default's at start): the document
+    # never changes while the server runs; only its servers follow where it is served from.
+    served = Served(mock.spec.document, _api_servers)
+    control_served = Served(control_spec().document, _control_servers)
 
     async def openapi_json(request: Request) -> Response:
-        return Response(document, media_type="application/json")
+        return Response(served.under(request.scope.get("mock.prefix", "")),
+                        media_type="application/json")
 
     async def control_openapi_json(request: Request) -> Response:
-        return Response(control_document, media_type="application/json")
+        return Response(control_served.under(request.scope.get("mock.prefix", "")),
+                        media_type="application/json")
 
     # Under a session's base URL (/sessions/{name}/docs) the pages load from there too.
     async def docs(request: Request) -> Response:

@@ -16,6 +16,7 @@ from ..engine.app import MockApp
 from ..engine.config import Config
 from ..engine.errors import (
     ApiError,
+    BadRequest,
     MethodNotAllowed,
     NotFound,
     PayloadTooLarge,
@@ -24,6 +25,7 @@ from ..engine.exchange import Scanned, header, json_headers, scan_headers
 from ..engine.responses import error_body, error_response
 from ..engine.sessions import SESSION_PREFIX, split_session_path
 from ..engine.state import MockState
+from .guard import allowed_host_names, check_browser, may_create_sessions
 from .storage import MAX_UPLOAD_BYTES
 
 __all__ = ["Application", "create_app"]
@@ -37,6 +39,10 @@ class Application:
         self.mock = mock
         self.starlette = starlette
         self.state = starlette.state
+        self.allowed_hosts = allowed_host_names(mock.config)  # guard.py
+        # With a control token, only its holder creates sessions on use (DECISIONS H17).
+        config = mock.config
+        self.gated_creation = bool(config.sessions_on_use and config.control_token)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
@@ -55,10 +61,14 @@ class Application:
                 name = scanned[3]
             if name is not None:
                 try:
+                    create = not self.gated_creation or may_create_sessions(
+                        self.mock.config, scope)
                     if self.mock.state.replicated:  # a look-up in Redis: off the event loop
-                        scope["mock.state"] = await self._shared_session(name, scope)
-                    else:
+                        scope["mock.state"] = await self._shared_session(name, scope, create)
+                    elif create:
                         scope["mock.state"] = self.mock.sessions.resolve(name)
+                    else:
+                        scope["mock.state"] = self.mock.sessions.resolve(name, create=False)
                 except ApiError as error:
                     body = error_body(error)
                     await send({"type": "http.response.start", "status": error.status_code,
@@ -68,6 +78,12 @@ class Application:
             if path.startswith("/v1"):
                 await self.mock.serve(scope, receive, send, scanned)
                 return
+            if not path.startswith("/__storage__/"):  # capability URLs: not a browser's page
+                try:  # the Host it was reached by, a browser's write from another site
+                    check_browser(self.mock.config, self.allowed_hosts, scope)
+                except ApiError as error:
+                    await _refuse(send, error)
+                    return
             # The other routes' bodies (control API, storage) refused on their declared size
             # before a byte is read; what is streamed past it, by the routes as they read.
             limit = (MAX_UPLOAD_BYTES if path.startswith("/__storage__/upload/")
@@ -79,10 +95,15 @@ class Application:
                             "headers": json_headers(body)})
                 await send({"type": "http.response.body", "body": body})
                 return
+        elif scope["type"] == "websocket":  # no route speaks it (DECISIONS H22)
+            await _refuse_websocket(scope, receive, send)
+            return
+        elif scope["type"] != "lifespan":
+            return  # an ASGI scope this server does not know: nothing to answer it with
         await self.starlette(scope, receive, send)
 
 
-    async def _shared_session(self, name: str, scope: Scope) -> MockState:
+    async def _shared_session(self, name: str, scope: Scope, create: bool) -> MockState:
         """A session of a shared mock: as materialised on this worker, else looked up in
         Redis in one of the worker's threads (shared.py: the event loop never waits)."""
         sessions: Any = self.mock.sessions
@@ -90,8 +111,31 @@ class Application:
         if found is not None:
             return found
         state: Any = self.mock.state
-        resolved: MockState = await state.off_loop(sessions.resolve, name, scope=scope)
+        resolved: MockState = await state.off_loop(sessions.resolve, name, create, scope=scope)
         return resolved
+
+
+async def _refuse(send: Send, error: ApiError) -> None:
+    body = error_body(error)
+    await send({"type": "http.response.start", "status": error.status_code,
+                "headers": json_headers(body, error.headers)})
+    await send({"type": "http.response.body", "body": body})
+
+
+async def _refuse_websocket(scope: Scope, receive: Receive, send: Send) -> None:
+    """A WebSocket upgrade: 400 `{"error"}` as an HTTP denial response where the server
+    supports one (uvicorn does), else the handshake closed (the server answers 403)."""
+    message = await receive()
+    if message["type"] != "websocket.connect":
+        return
+    if "websocket.http.response" in (scope.get("extensions") or {}):
+        body = error_body(BadRequest(
+            "header 'Upgrade': this server does not speak WebSocket (HTTP only)"))
+        await send({"type": "websocket.http.response.start", "status": 400,
+                    "headers": json_headers(body)})
+        await send({"type": "websocket.http.response.body", "body": body})
+        return
+    await send({"type": "websocket.close", "code": 1003})
 
 
 def create_app(config: Config | None = None, *, mock: MockApp | None = None) -> Application:

@@ -56,39 +56,55 @@ async def upload(request: Request) -> Response:
     return JSONResponse({"storageId": storage_id})
 
 
+# What every file is served with (DECISIONS H14): a download, never a page of the mock's own
+# origin (the control API is on it), whatever content type it was uploaded as.
+INERT_HEADERS = {
+    "Content-Disposition": "attachment",
+    "X-Content-Type-Options": "nosniff",
+    "Content-Security-Policy": "sandbox; default-src 'none'",
+}
+
+
 async def download(request: Request) -> Response:
-    """The bytes of an uploaded file, with the content type recorded at upload.
+    """The bytes of an uploaded file, with the content type recorded at upload, served inert
+    (`INERT_HEADERS`).
 
     As an object store serves a private object: by its capability URL (the `url` the API
-    hands out in attachments, signed with the server's secret), or to a bearer token with
-    access to the file's workspace. A token of another workspace is told nothing exists
-    (404, as for a record of a workspace it cannot see); no credential at all is 401."""
+    hands out in attachments, signed with the server's secret over the session, the file's
+    workspace and its id), or to a bearer token with access to the file's workspace. A token
+    of another workspace is told nothing exists (404, as for a record of a workspace it cannot
+    see); no credential at all is 401; a signature that is not this session's for this file,
+    403 whether the file exists or not."""
     mock: MockApp = request.app.state.mock
     storage_id = request.path_params["storage_id"]
     state = mock.state_for(request.scope)
     signature = request.query_params.get("signature")
     authorization = request.headers.get("authorization")
     try:
-        if signature is not None:
-            if not mock.services.storage.verify(storage_id, signature):
-                raise Forbidden(f"query parameter 'signature': not the signature of file "
-                                f"{storage_id!r} (use the url the API handed out)")
-            principal = None
-        elif authorization is not None:
+        if signature is None:
+            if authorization is None:
+                raise Unauthorized("a file needs its signed url (as the API hands it out) or "
+                                   "'Authorization: Bearer <token>' of its workspace")
             principal = state.tokens.authenticate(authorization)
-        else:
-            raise Unauthorized("a file needs its signed url (as the API hands it out) or "
-                               "'Authorization: Bearer <token>' of its workspace")
+        # what other workers changed first (replication/), off the event loop; nothing in memory
+        await state.off_loop(state.sync, scope=request.scope)
+        record = state.store.get("uploads", storage_id)
+        if record is not None and record.get("kind") != "file":
+            record = None
+        if signature is not None:
+            if record is None or not mock.services.storage.verify(
+                    state.store.scope, str(record["workspace_id"]), storage_id, signature):
+                raise Forbidden(f"query parameter 'signature': not the signature of file "
+                                f"{storage_id!r} in this session (use the url the API "
+                                f"handed out)")
+        elif record is not None and record["workspace_id"] not in principal.workspace_ids:
+            record = None
     except ApiError as error:
         return error_response(error)
-    # what other workers changed first (replication/), off the event loop; nothing in memory
-    await state.off_loop(state.sync, scope=request.scope)
-    record = state.store.get("uploads", storage_id)
-    if (record is None or record.get("kind") != "file"
-            or (principal is not None and record["workspace_id"] not in principal.workspace_ids)):
+    if record is None:
         return _error(404, f"file {storage_id!r} not found")
     content = state.files.get(storage_id)
     if content is None:
         return _error(404, f"file {storage_id!r}: its bytes are no longer kept (the mock keeps "
                            f"the last {state.files.limit} bytes of uploads)")
-    return Response(content, media_type=record["content_type"])
+    return Response(content, media_type=record["content_type"], headers=INERT_HEADERS)

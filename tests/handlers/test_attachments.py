@@ -74,7 +74,10 @@ def test_an_attachment_url_serves_the_uploaded_bytes(client, mock, make) -> None
     missing = client.get("/__storage__/files/stnope")
     assert missing.status_code == 404 and "stnope" in missing.json()["error"]
     mock.reset()  # the upload record and its bytes go with the reset
-    assert client.get(_path(url)).status_code == 404 and mock.files.size == 0
+    # A signed URL of a file no longer there: 403, as for any signature this session cannot
+    # check (DECISIONS H3: whether a file exists is not told); by token, 404.
+    assert client.get(_path(url)).status_code == 403 and mock.files.size == 0
+    assert client.get(f"/__storage__/files/{storage_id}").status_code == 404
 
 
 def test_kept_bytes_are_bounded_oldest_first(client, mock, second_worker, monkeypatch) -> None:

@@ -95,7 +95,7 @@ def test_serve_on_every_interface_disables_control_and_says_so(
     err = capsys.readouterr().err
     assert "WARNING: the mock listens on" in err and "not loopback" in err
     assert "control API (/__mock__/) is DISABLED" in err
-    with TestClient(seen["app"]) as client:
+    with TestClient(seen["app"], base_url="http://localhost:8080") as client:
         assert client.post("/__mock__/reset").status_code == 403
         assert client.get("/__mock__/requests").status_code == 403
     assert seen["http"] == PROTOCOL
@@ -107,7 +107,7 @@ def test_serve_on_every_interface_with_a_token_requires_it(
                                           "--control-token", "s3cret")
     assert code == 0
     assert "requires X-Mock-Control-Token" in capsys.readouterr().err
-    with TestClient(seen["app"]) as client:
+    with TestClient(seen["app"], base_url="http://localhost:8080") as client:
         assert client.post("/__mock__/reset").status_code == 403
         assert client.post("/__mock__/reset",
                            headers={"X-Mock-Control-Token": "s3cret"}).status_code == 200
@@ -118,5 +118,5 @@ def test_serve_on_loopback_says_nothing_and_keeps_control_open(
     code, seen = _serve_without_listening(monkeypatch, "--host", "localhost")
     assert code == 0
     assert "WARNING" not in capsys.readouterr().err
-    with TestClient(seen["app"]) as client:
+    with TestClient(seen["app"], base_url="http://localhost:8080") as client:
         assert client.post("/__mock__/reset").status_code == 200

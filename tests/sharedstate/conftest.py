@@ -38,6 +38,7 @@ class Workers:
 
     def add(self, **overrides: Any) -> TestClient:
         settings = {"self_check": True, "frozen_clock": FROZEN_AT, "cursor_secret": b"tests",
+                    "storage_secret": "tests",  # ids as the in-memory mock's (H20)
                     "state": self.url, "state_namespace": self.namespace,
                     **self.config, **overrides}
         mock = MockApp(Config(**settings))
@@ -65,7 +66,7 @@ def workers(redis_server: RedisServer, namespace: str) -> Iterator[Workers]:
 def in_memory(**config: Any) -> TestClient:
     """The same mock in memory, one process: what the shared mock must match."""
     settings = {"self_check": True, "frozen_clock": FROZEN_AT, "cursor_secret": b"tests",
-                **config}
+                "storage_secret": "tests", **config}
     return TestClient(create_app(mock=MockApp(Config(**settings))), headers=auth())
 
 

@@ -27,8 +27,11 @@ UPLOAD_URL_TTL_MS = 3_600_000
 @operation("createAttachmentUploadUrl")
 def create_attachment_upload_url(ctx: Context) -> dict[str, Any]:
     now = ctx.now()
-    # Unpredictable without the server's secret: nobody else fills this URL first.
-    token = ctx.services.storage.sealed_id("up", ctx.store.new_id("up"))
+    # Unpredictable without the server's secret, and bound to the session and workspace:
+    # nobody else fills this URL first (DECISIONS H2).
+    store = ctx.store
+    token = ctx.services.storage.sealed_id(
+        "up", f"{store.scope}\x00{ctx.workspace_id}\x00{store.new_id('up')}")
     expires_at = format_timestamp(parse_timestamp(now) + UPLOAD_URL_TTL_MS)
     ctx.store.insert("uploads", {
         "id": token,
@@ -44,9 +47,10 @@ def create_attachment_upload_url(ctx: Context) -> dict[str, Any]:
 
 def file_url(ctx: Context, storage_id: str) -> str:
     """Where an uploaded file is addressed in message and note attachments: a capability
-    URL, signed with the server's secret (a download without it needs a bearer token of the
-    file's workspace)."""
-    signature = ctx.services.storage.signature(storage_id)
+    URL, signed with the server's secret over the session, the workspace and the id (a
+    download without it needs a bearer token of the file's workspace)."""
+    signature = ctx.services.storage.signature(ctx.store.scope, str(ctx.workspace_id),
+                                               storage_id)
     return f"{ctx.base_url}/__storage__/files/{storage_id}?signature={signature}"
 
 

@@ -177,6 +177,13 @@ class SessionState(SharedMockState):
                          dataset_key=entry["dataset"],
                          log=lambda state: SessionLog(self, sessions, name),
                          **sessions.options)
+        self._seal()
+
+    def _seal(self) -> None:
+        """Ids and file URLs bound to this incarnation, alike on every replica (H2, H21)."""
+        keys = getattr(self.sessions, "storage_keys", None)
+        if keys is not None:
+            self.seal(keys, keys.scope(self.name, self.incarnation))
 
     def adopt(self, raw: bytes) -> None:
         """Become the session registered as `raw` (deleted and created again meanwhile)."""
@@ -184,6 +191,7 @@ class SessionState(SharedMockState):
         shared, base, settings = self.sessions.base_of(entry)
         self.incarnation = entry["id"]
         self.entry = entry
+        self._seal()
         self.initial = (entry["dataset"], shared, base)
         self.initial_settings = settings
         self.start_over()
@@ -361,7 +369,7 @@ class SharedSessions(Sessions):
             return None
         return self._local.get(name)
 
-    def resolve(self, name: str) -> MockState:
+    def resolve(self, name: str, create: bool = True) -> MockState:
         if name == DEFAULT_SESSION:
             return self.default
         self._sweep()
@@ -371,7 +379,7 @@ class SharedSessions(Sessions):
         try:
             return self._materialise(name)
         except NotFound:
-            if not self.create_on_use:
+            if not (self.create_on_use and create):
                 raise unknown_session(name, self.idle_seconds) from None
         with contextlib.suppress(Conflict):  # created by a concurrent request meanwhile
             self.create(name)

@@ -219,7 +219,22 @@ class SharedMockState(MockState):
         """Sign and check cursors with the namespace's secret (kept in Redis), now and after
         Redis lost the namespace: a `next_cursor` is good on every worker and process."""
         codec.rekey(self.log.cursor_secret)
-        self.log.on_secret = codec.rekey
+        self._on_secret(codec.rekey)
+
+    def use_storage_keys(self, keys: StorageKeys) -> None:
+        """Sign file URLs with a key derived from the namespace's secret (unless pinned by
+        `--storage-secret`): a URL one replica hands out verifies on every other (H12)."""
+        keys.rekey(self.log.cursor_secret)
+        self._on_secret(keys.rekey)
+
+    def _on_secret(self, listener: Callable[[bytes], None]) -> None:
+        before = self.log.on_secret
+
+        def told(secret: bytes) -> None:
+            if before is not None:
+                before(secret)
+            listener(secret)
+        self.log.on_secret = told
 
 
 def shared_state(url: str, *, namespace: str, dataset: Dataset, settings: Settings,
