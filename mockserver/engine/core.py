@@ -27,7 +27,7 @@ from ..data.tables import TABLES
 from ..openapi.spec import Operation, Spec
 from .auth import Principal
 from .cache import CachedResponse
-from .context import Context, Services
+from .context import Context, Deferred, Services
 from .errors import (
     ApiError,
     BadRequest,
@@ -171,6 +171,11 @@ class Core:
                     payload, pure = self.replica.transact(  # type: ignore[union-attr]
                         ex, lambda: self.handle(ex, operation, principal, prefer, params,
                                                 query, body))
+                if isinstance(payload, Deferred):  # a custom tool's run: it takes time
+                    if ex.offload:  # run off the loop, answered by `complete` (app.py)
+                        ex.deferred = payload
+                        return
+                    payload = payload.run()  # in place: a worker thread, or a plan's layer
                 status = operation.success_status
                 body = orjson.dumps(payload)
                 headers = [_JSON, (b"content-length", str(len(body)).encode())]
@@ -202,6 +207,11 @@ class Core:
         store.begin()
         try:
             payload, pure = self.handle(ex, operation, principal, prefer, path, query, body)
+            if isinstance(payload, Deferred):
+                # A custom tool's run: it changed nothing, and Core.complete self-checks its
+                # answer once it has run.
+                store.end()
+                return payload, pure
             encoded = orjson.dumps(payload)
             self.selfcheck.check(  # type: ignore[union-attr]
                 operation, operation.success_status, encoded,
@@ -213,6 +223,23 @@ class Core:
             raise
         store.end()
         return payload, pure
+    def complete(self, ex: Exchange) -> None:
+        """Answer `ex`'s deferred payload (`Core.answer` left it in `ex.deferred`): run it,
+        encode and self-check the answer. Blocking: the pipeline calls it in a worker thread,
+        outside the store's lock (the run reads no state)."""
+        deferred, ex.deferred = ex.deferred, None
+        operation = ex.operation
+        assert deferred is not None and operation is not None
+        try:
+            status = operation.success_status
+            body = orjson.dumps(deferred.run())
+            headers = [_JSON, (b"content-length", str(len(body)).encode())]
+            if self.selfcheck is not None:
+                self.selfcheck.check(operation, status, body, {
+                    k.decode("latin-1"): v.decode("latin-1") for k, v in headers})
+            ex.status, ex.response, ex.headers = status, body, headers
+        except Exception as exc:
+            self.failed(ex, exc)
 
     def failed(self, ex: Exchange, exc: Exception, doing: str = "answering") -> None:
         """500 `{"error": ...}`, logged on "mockserver.errors"; the exception is kept in the
@@ -286,9 +313,11 @@ class Core:
             apply_preference(operation, prefer)
         version, reads = store.version, clock.reads
         base_url = self.base_url if state is self.default else self.base_url_of(state)
+        run_code = state.run_tool_code
         result = self.handlers[operation.operation_id](Context(
             self.services, store, base_url, operation, principal, path, query, body,
-            workspace_id, resource))
+            workspace_id, resource,
+            self.services.tools.enabled if run_code is None else run_code))
         if version == store.version and reads == clock.reads:
             return result, (version, kind, ident)
         return result, None

@@ -39,9 +39,9 @@ SESSION_HEADER = b"x-mock-session"  # names a request's session (sessions.py)
 class Exchange:
     """One request and its answer (see the module docstring). `status` is 0 until answered."""
 
-    __slots__ = ("authorization", "body", "body_error", "counted", "effect", "fault",
-                 "header_bytes", "header_size", "headers", "ignored", "method", "operation",
-                 "path", "prefer", "query_string", "raw_path", "response", "scope", "started",
+    __slots__ = ("authorization", "body", "body_error", "counted", "deferred", "effect",
+                 "fault", "header_bytes", "header_size", "headers", "ignored", "method",
+                 "offload", "operation", "path", "prefer", "query_string", "raw_path", "response", "scope", "started",
                  "state", "status", "varied", "view")
 
     # Set once routed, once the core runs and once answered (with `status`), respectively.
@@ -70,6 +70,10 @@ class Exchange:
         # the robustness plan's items that varied the answer (robust/runtime.py: journaled)
         self.varied: tuple[int, ...] = ()
         self.status = 0  # answered: `response` and `headers` are set with it
+        # A handler's `context.Deferred` answer: run off the loop when `offload` (app.py sets
+        # it where the pipeline awaits `Core.complete`), else in place by the core.
+        self.offload = False
+        self.deferred: Any = None
 
     def answer(self, status: int, body: bytes, headers: RawHeaders) -> None:
         self.status, self.response, self.headers = status, body, headers

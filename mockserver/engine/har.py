@@ -20,7 +20,7 @@ from urllib.parse import parse_qsl
 
 import harfile
 
-from .journal import JournalEntry, _body
+from .journal import JournalEntry
 
 __all__ = ["har_document"]
 
@@ -28,9 +28,10 @@ CREATOR = "workspace-api-mock"
 
 
 def _text(raw: bytes | None, size: int) -> str:
-    if size:
-        return str(_body(None, size))  # "<N bytes, not kept>"
-    return "" if raw is None else raw.decode("utf-8", "replace")
+    """A body as text; one the journal did not keep (too long) as its size."""
+    if raw is None:
+        return f"<{size} bytes, not kept>" if size else ""
+    return raw.decode("utf-8", "replace")
 
 
 def _reason(status: int) -> str:

@@ -342,17 +342,20 @@ def _set_clock(call: Call) -> dict[str, Any]:
     state, body = call.state, call.body
     # Refused (400) with the clock unmoved: a value the timestamp form could not write would
     # leave every later write unanswerable.
+    frozen = body.get("frozen")  # True: stop there; False: run on from there (decision U14)
     if "advance_seconds" in body:
         try:
-            state.advance_clock(body["advance_seconds"])
+            state.advance_clock(body["advance_seconds"], frozen=frozen)
         except (ValueError, OverflowError) as exc:
             raise BadRequest(f"body field 'advance_seconds': {body['advance_seconds']!r} would "
                              f"move the clock {exc}") from None
-    else:
+    elif "now" in body:
         try:
-            state.set_clock(body["now"])
+            state.set_clock(body["now"], frozen=frozen)
         except ValueError as exc:
             raise BadRequest(f"body field 'now': {body['now']!r} is {exc}") from None
+    else:
+        state.freeze_clock(bool(frozen))
     return _clock(state)
 
 
@@ -449,7 +452,7 @@ def _create_session(call: Call) -> dict[str, Any]:
                     parse_clock(body["clock"])
                 except ValueError as exc:
                     raise BadRequest(f"body field 'clock': {body['clock']!r} is {exc}") from None
-            changes["frozen_clock"] = body["clock"]
+            changes.update(frozen_clock=body["clock"], clock_offset_ms=0)
         settings = dataclasses.replace(base, **changes)
     info = mock.sessions.create(body.get("name"), snapshot=body.get("snapshot"),
                                 settings=settings)
