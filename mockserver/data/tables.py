@@ -82,6 +82,24 @@ INTERNAL_FIELDS: dict[str, dict[str, object]] = {
     "_subject": _TEXT,
     "_deleted_at": _TEXT,
     "_detached_triggers": {"type": "array"},
+    # Progression (engine/progression.py): a record's start (epoch ms) and outcome, whether
+    # robustness mode holds it, what caused it.
+    "_progress": {"type": ["object", "null"], "additionalProperties": False, "properties": {
+        "start": {"type": "integer", "minimum": -62135596800000, "maximum": 253402300799999},
+        "held": {"type": "boolean"},
+        "cause": {"type": "string"},
+        "outcome": {"type": "object", "additionalProperties": False, "properties": {
+            "status": {"type": "string"},
+            "error": _TEXT, "error_summary": _TEXT, "response": _TEXT, "reflection": _TEXT,
+            "proposal_outcome": _TEXT,
+            "disposition": {"type": "string"}, "disposition_reason": {"type": "string"},
+            "tool_trace": {"type": "array"},
+            "token_usage": {"type": "object", "required": ["input", "output"],
+                            "properties": {"input": {"type": "number", "minimum": 0},
+                                           "output": {"type": "number", "minimum": 0}}},
+            "duration_ms": {"type": "number", "minimum": 0},
+            "total_cost": {"type": "number", "minimum": 0},
+            "autopilot_sent": {"type": "boolean"}}}}},
 }
 
 _WS = {"workspace_id": "workspaces"}

@@ -305,6 +305,7 @@ def run_differential(spec: Spec, source: httpx.Client, options: Any,
 
     from ..data.fixtures import load_dataset
     from ..engine.config import Config
+    from ..engine.progression import KINDS
     from ..standalone.server import create_app
 
     out = options.out
@@ -319,6 +320,10 @@ def run_differential(spec: Spec, source: httpx.Client, options: Any,
     show = _progress(paced, clock) if getattr(options, "progress", False) else None
     with TestClient(app, base_url="http://recording",
                     headers={"Authorization": f"Bearer {token}"}) as reference:
+        # The recording is one instant of the workspace: its runs, executions, messages and
+        # files are compared as recorded, not progressed (DECISIONS P1).
+        manual = {kind: {"mode": "manual"} for kind in KINDS}
+        reference.put("/__mock__/progression", json={"kinds": manual}).raise_for_status()
         sent, differences = differential(spec, paced, reference, tables,
                                          summary["workspaces"], scrubber, show)
     if show is not None:

@@ -64,7 +64,7 @@ def pytest_configure(config: pytest.Config) -> None:
         "markers",
         "mock_api(fixtures=None, rate_limit=None, seed=None, self_check=None, clock=None, "
         "journal_size=None, strict_params=None, fail_on_ignored_params=None, "
-        "strict_requests=None, run_tool_code=None): configure the "
+        "strict_requests=None, run_tool_code=None, progression=None): configure the "
         "mock_api fixture for this test",
     )
     robust_mode.configure(config)  # the mock_api_robust marker and its hook
@@ -95,6 +95,11 @@ def _open(config: MockApiConfig, server: LazyServer, pytestconfig: pytest.Config
     else:
         control, base_url, tokens, workspaces = InProcessControl.open(server.get(), config,
                                                                       label, origin)
+    if config.progression is not None and not config.real_server:
+        # The marker's or ini's mode for every kind of the test's session.
+        control.progression({"kinds": {kind: {"mode": config.progression}
+                                       for kind in ("agent_runs", "workflow_executions",
+                                                    "messages", "kb_nodes")}})
     return control, MockApi(config, base_url=base_url, tokens=tokens, workspaces=workspaces,
                             control=control)
 
