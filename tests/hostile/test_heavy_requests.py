@@ -22,6 +22,8 @@ def test_a_search_over_large_bodies_tokenises_no_body(client: TestClient,
         made = client.post(f"/v1/kb/nodes?workspace_id={WS}",
                            json={"title": f"manual {i}", "body": body})
         assert made.status_code == 201, made.text
+    # A written file is searchable once indexed (DECISIONS P5): an hour of mock time.
+    assert client.post("/__mock__/clock", json={"advance_seconds": 3600}).status_code == 200
     tokenised: list[int] = []
     tokens = knowledge_base._tokens
 
