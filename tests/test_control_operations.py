@@ -151,3 +151,44 @@ def test_snapshot(mock: MockApp, mock_control: MockControl) -> None:
         assert described["session"] == mock_control.session
     finally:
         mock.sessions.delete_snapshot(name)
+
+
+# -- progression (issue 40): modes, transitions, scripts ---------------------------------------
+
+def test_progression_modes(mock_control: MockControl) -> None:
+    from mockserver.engine.progression import Refused
+
+    assert mock_control.progression(None)["kinds"]["agent_runs"]["mode"] == "time"
+    set_ = mock_control.progression({"kinds": {"messages": {"mode": "manual"}}})
+    assert set_["kinds"]["messages"] == {"mode": "manual", "running_after": 3, "done_after": 60}
+    assert mock_control.progression(None)["kinds"]["messages"]["mode"] == "manual"
+    with pytest.raises(Refused) as refused:
+        mock_control.progression({"kinds": {"messages": {"mode": "later"}}})
+    assert refused.value.status == 400 and "mode" in str(refused.value)
+
+
+def test_transition_and_scripts(mock_control: MockControl, api: Any) -> None:
+    from mockserver.engine.progression import Refused
+
+    agent, trigger = "ag_harbor_concierge", "tr_harbor_concierge_precheckin"
+    mock_control.progression({"kinds": {"agent_runs": {"mode": "manual"}}})
+    script = mock_control.script("agents", agent, [{"status": "failed", "error": "boom"}])
+    assert script["remaining"] == 1
+    run_id = api("POST", f"/v1/agents/{agent}/run",
+                 json={"trigger_id": trigger}).json()["data"]["run_id"]
+    [run] = [r for r in api("GET", f"/v1/agents/{agent}/runs").json()["data"]
+             if r["run_id"] == run_id]
+    assert run["status"] == "accepted"
+    moved = mock_control.transition("agent_runs", run["id"], {"status": "running"})
+    assert moved["status"] == "running"
+    with pytest.raises(Refused) as refused:
+        mock_control.transition("agent_runs", run["id"], {"status": "accepted"})
+    assert refused.value.status == 409 and "is running" in str(refused.value)
+    with pytest.raises(Refused) as refused:
+        mock_control.transition("agent_runs", "ar_none", {"status": "failed"})
+    assert refused.value.status == 404
+    scripts = mock_control.scripts()
+    assert scripts["agents"][agent]["consumed"] == 1 and scripts["misses"] == []
+    with pytest.raises(Refused) as refused:
+        mock_control.script("workflows", "wf_none", [])
+    assert refused.value.status == 404

@@ -114,3 +114,14 @@ def test_inspector_marks_filters_and_fits_a_normal_window(browser, mock_api) -> 
     page.close()
     # The browser asked for /favicon.ico on its own: that never lands in the journal.
     assert not [r for r in mock_api.requests() if r.path.startswith("/favicon")]
+
+
+def test_inspector_lists_what_the_clock_caused(browser, mock_api) -> None:
+    page = browser.new_page()
+    page.goto(mock_api.base_url + "/__mock__/inspector")
+    page.wait_for_selector("text=live", timeout=10_000)
+    mock_api.clock.advance(22 * 3600)  # past 09:00: the concierge's daily cron trigger
+    item = page.locator("#caused li", has_text="cron trigger tr_harbor_concierge_precheckin")
+    item.wait_for(timeout=10_000)
+    assert "2026-11-02T09:00:00.000Z agent_runs" in item.inner_text()
+    page.close()

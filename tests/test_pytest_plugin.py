@@ -1001,3 +1001,67 @@ def raw_server() -> Iterator[MockServer]:
     server = MockServer()
     yield server
     server.stop()
+
+
+def test_progression_transitions_and_scripts(pytester: pytest.Pytester, control: str) -> None:
+    """mock_api.progression, transition, script_agent, script_workflow and scripts, in the
+    test's process and over the control API alike: the same answers, the same refusals
+    (`Refused` with its status), the ini's mode in every test, the marker's in one, and the
+    next test starts from the defaults."""
+    pytester.makeini("""
+        [pytest]
+        mock_api_progression = manual
+    """)
+    result = run(pytester, """
+        import pytest
+        from mockserver.engine.progression import Refused
+
+        AGENT, TRIGGER = "ag_harbor_concierge", "tr_harbor_concierge_precheckin"
+
+        def dispatch(client):
+            run_id = client.post(f"/v1/agents/{AGENT}/run",
+                                 json={"trigger_id": TRIGGER}).json()["data"]["run_id"]
+            runs = client.get(f"/v1/agents/{AGENT}/runs").json()["data"]
+            return next(r for r in runs if r["run_id"] == run_id)
+
+        def test_manual_by_ini_and_a_transition(mock_api):
+            assert mock_api.progression.get()["agent_runs"]["mode"] == "manual"
+            client = mock_api.client()
+            run = dispatch(client)
+            mock_api.clock.advance(3600)
+            assert dispatch(client)["status"] == "accepted"
+            moved = mock_api.transition("agent_runs", run["id"], "failed", error="boom")
+            assert moved["status"] == "failed" and moved["error"] == "boom"
+            with pytest.raises(Refused) as refused:
+                mock_api.transition("agent_runs", run["id"], "completed")
+            assert refused.value.status == 409 and "is failed" in str(refused.value)
+            with pytest.raises(Refused) as refused:
+                mock_api.transition("agent_runs", "ar_nope", "failed")
+            assert refused.value.status == 404
+            with pytest.raises(Refused) as refused:
+                mock_api.progression.set("agent_runs", mode="later")
+            assert refused.value.status == 400 and "mode" in str(refused.value)
+
+        def test_time_and_scripts(mock_api):
+            assert mock_api.progression.set("agent_runs", mode="time", running_after=1,
+                                            done_after=6)["done_after"] == 6
+            mock_api.script_agent(AGENT, [{"status": "completed", "response": "Hi."}])
+            client = mock_api.client()
+            first, second = dispatch(client), dispatch(client)
+            mock_api.clock.advance(7)  # ids and stamps are 1 ms apart
+            shown = [client.get(f"/v1/agents/{AGENT}/runs/{r['id']}").json()["data"]
+                     for r in (first, second)]
+            assert [s["status"] for s in shown] == ["completed", "completed"]
+            assert shown[0]["response"] == "Hi." and shown[1]["response"] != "Hi."
+            scripts = mock_api.scripts()
+            assert [m["record"] for m in scripts["misses"]] == [second["id"]]
+            with pytest.raises(Refused) as refused:
+                mock_api.script_workflow("wf_door_code_v2", [{"status": "DONE"}])
+            assert refused.value.status == 400 and "outcomes/0" in str(refused.value)
+
+        @pytest.mark.mock_api(progression="immediate")
+        def test_the_marker(mock_api):
+            assert dispatch(mock_api.client())["status"] == "completed"
+            assert mock_api.scripts()["agents"] == {}
+    """)
+    result.assert_outcomes(passed=3)

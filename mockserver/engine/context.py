@@ -11,15 +11,34 @@ from ..openapi.spec import Operation
 from .auth import Principal
 from .errors import NotFound
 from .pagination import CursorCodec, encoded, fingerprint, walk
+from .progression import KINDS, mode_of
+from .progression import view as _view
 from .storage import StorageKeys
 from .store import Record, Store
 
-__all__ = ["Context", "Services", "public"]
+__all__ = ["Context", "Services", "progression_view", "public"]
 
 
 def public(record: Record) -> dict[str, Any]:
     """A record less its internal fields (`_x`, allowed in fixtures, never sent)."""
     return {k: v for k, v in record.items() if not k.startswith("_")}
+
+
+def progression_view(store: Store, table: str) -> Callable[[Record], Record]:
+    """`table`'s records as the API shows them now (progression.py), the session's mode and
+    the clock read once for a page, and only when one of them moves."""
+    kind = KINDS[table]
+    found: list[Any] = []  # the modes and the instant, read at the first record that moves
+
+    def now(record: Record) -> Record:
+        if record.get("_progress") is None and not (
+                kind.moving(record.get(kind.field)) and kind.applies(record)):
+            return record  # settled: no clock read (the answer may be cached)
+        if not found:
+            found.extend((mode_of(store, table), store.clock.now_ms()))
+        return _view(store, table, record, found[0], found[1])
+
+    return now
 
 
 class Services:
@@ -152,6 +171,12 @@ class Context:
         if cursor is None:
             cursor = self.query.get("cursor")
         after = self.services.cursors.decode(cursor, fp) if cursor else None
+        moving = table in KINDS
+        if moving:  # work that progresses: filtered and shown as it stands now
+            now = progression_view(self.store, table)
+            if where is not None:
+                test = where
+                where = lambda record: test(now(record))  # noqa: E731
         found = walk(
             self.store, table, index, tuple(partition.values()),
             limit=limit if limit is not None else self.query["limit"],
@@ -159,9 +184,21 @@ class Context:
         )
         if render is None and self.operation.data_schema is not None:
             render = self.operation.data_schema
-        if isinstance(render, str):
+        items: list[Any]
+        shown = [now(r) for r in found.items] if moving else found.items
+        if moving and any(a is not b for a, b in zip(shown, found.items, strict=True)):
+            # Some record moved: shown as it stands now (not cached: it changes as the clock
+            # moves). A page of settled records takes the usual way below.
+            fields = self.services.fields(render) if isinstance(render, str) else None
+            if fields is not None:
+                items = [{f: r[f] for f in fields if f in r} for r in shown]
+            elif render is not None:
+                items = [render(r) for r in shown]  # type: ignore[operator]
+            else:
+                items = [public(r) for r in shown]
+        elif isinstance(render, str):
             # Encoded once per record version and schema (pagination.encoded), not per request.
-            items: list[Any] = encoded(found.items, self.services.fields(render), found)
+            items = encoded(found.items, self.services.fields(render), found)
         elif render is not None:
             items = [render(r) for r in found.items]
         else:  # records as stored, less their internal (`_`) fields

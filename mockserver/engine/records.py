@@ -12,6 +12,7 @@ from ..data.fixtures import record_check
 from ..data.tables import TABLES
 from .context import public
 from .errors import BadRequest, Conflict, NotFound
+from .progression import dispatch_execution
 
 if TYPE_CHECKING:
     from .app import MockApp
@@ -84,6 +85,10 @@ def add_record(mock: MockApp, state: MockState, table: str, values: dict[str, An
         for stamp in ("created_at", "updated_at"):
             if stamp in template and stamp not in values:
                 record[stamp] = now
+        if table == "workflow_executions" and "status" not in values:
+            # An execution added without a status is a dispatch of its workflow: it starts
+            # now and progresses (progression.py), taking the workflow's next scripted outcome.
+            record = dispatch_execution(store, record, now)
         # The fixture loader's own check (fixtures.RecordCheck): schemas and references.
         problem = check.schema_problem(table, record) or check.dangling(
             table, record, lambda target, k: isinstance(k, str) and store.get(target, k) is not None)

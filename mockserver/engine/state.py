@@ -77,13 +77,15 @@ from .commands import (
 from .errors import Conflict, Forbidden, NotFound
 from .faults import FaultRule, Faults
 from .journal import MAX_JOURNAL_BYTES, Journal, Observed
+from .progression import MOCK_TABLE, fire_crons
 from .ratelimit import RateLimiter
 from .storage import FileStore, StorageKeys
 from .store import Base, Record, Seed, Snapshot, Store
 
 __all__ = ["KEEP", "KEY_FIELDS", "MockState", "Settings", "Shared", "StateSnapshot"]
 
-KEY_FIELDS = {name: t.key for name, t in TABLES.items()}
+# The internal `_mock` table holds a session's progression modes and scripts (progression.py).
+KEY_FIELDS = {**{name: t.key for name, t in TABLES.items()}, MOCK_TABLE: "id"}
 _LOADS = itertools.count(1)  # keys of datasets loaded in memory
 
 
@@ -415,15 +417,34 @@ class MockState:
     # -- clock ------------------------------------------------------------------------------
 
     def set_clock(self, instant: str) -> None:
-        """Move the clock to an ISO 8601 instant (ValueError when it is not one)."""
+        """Move the clock to an ISO 8601 instant (ValueError when it is not one); the cron
+        triggers it passes dispatch their runs (progression.fire_crons)."""
         target = parse_clock(instant)  # ValueError before anything is submitted
+        before = self.clock.now_ms()
         self.submit(MoveClock(target_ms=target, wall_ms=int(time.time() * 1000)))
+        self._passed(before)
 
     def advance_clock(self, seconds: float) -> None:
         if not math.isfinite(seconds):  # ValueError before anything is submitted
             raise ValueError("not a finite number of seconds")
-        check_clock(self.clock.now_ms() + int(seconds * 1000))
+        before = self.clock.now_ms()
+        check_clock(before + int(seconds * 1000))
         self.submit(MoveClock(advance_ms=int(seconds * 1000)))
+        self._passed(before)
+
+    def _passed(self, before_ms: int) -> None:
+        """What the clock triggers as it passes from `before_ms` to now: cron dispatches,
+        written as one write of their own (replicated as any)."""
+        after_ms = self.clock.now_ms()
+        if after_ms > before_ms:
+            self.write(lambda store: fire_crons(store, before_ms, after_ms))
+
+    def write(self, fn: Callable[[Store], Any]) -> Any:
+        """Run `fn` on the store as one write (a helper's: the control API's transitions,
+        progression modes and scripts; a shared state makes it one transaction)."""
+        store = self.store
+        with store.lock:
+            return fn(store)
 
     # -- faults -----------------------------------------------------------------------------
 

@@ -269,6 +269,7 @@ def run_differential(spec: Spec, source: httpx.Client, options: Any,
 
     from ..data.fixtures import load_dataset
     from ..engine.config import Config
+    from ..engine.progression import KINDS
     from ..standalone.server import create_app
 
     out = options.out
@@ -282,6 +283,10 @@ def run_differential(spec: Spec, source: httpx.Client, options: Any,
     paced = PacedClient(source, per_minute=per_minute, sleep=sleep, clock=clock)
     with TestClient(app, base_url="http://recording",
                     headers={"Authorization": f"Bearer {token}"}) as reference:
+        # The recording is one instant of the workspace: its runs, executions, messages and
+        # files are compared as recorded, not progressed (DECISIONS P1).
+        manual = {kind: {"mode": "manual"} for kind in KINDS}
+        reference.put("/__mock__/progression", json={"kinds": manual}).raise_for_status()
         sent, differences = differential(spec, paced, reference, tables,
                                          summary["workspaces"], scrubber)
     found = [d.__dict__ for d in differences]

@@ -27,6 +27,7 @@ from ..data.tables import TABLES
 from ..engine.app import MockApp
 from ..engine.exchange import Exchange, json_headers
 from ..engine.faults import Effect, FaultRule
+from ..engine.progression import KINDS as PROGRESSING
 from ..engine.responses import documented_error
 from ..engine.selfcheck import SelfCheck
 from ..engine.store import Store
@@ -119,6 +120,10 @@ class Variations:
                     if self.plan[index]["kind"] != "extra-field":
                         varied = _vary_record(varied, self.plan[index], self.catalogue)
                 if varied is not original:
+                    if table in PROGRESSING:
+                        # Held as varied: the clock does not move it on (progression.view).
+                        varied = {**varied, "_progress": {
+                            **(original.get("_progress") or {}), "held": True}}
                     store.insert(table, varied)
                     self._written[(table, key)] = (original, varied)
 

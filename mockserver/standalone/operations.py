@@ -45,6 +45,13 @@ import orjson
 from ..data.fixtures import load_dataset
 from ..engine.clock import parse_clock
 from ..engine.errors import ApiError, BadRequest, NotFound
+from ..engine.progress_control import (
+    get_progression,
+    list_scripts,
+    set_progression,
+    set_script,
+    transition_record,
+)
 from ..engine.records import add_record, get_record, no_record
 from ..engine.sessions import DEFAULT_SESSION
 from ..engine.validation import RequestValidator
@@ -352,6 +359,39 @@ def _get_record(call: Call) -> dict[str, Any]:
     if record is None:
         raise no_record(table, key)
     return {"data": record}
+
+
+# -- progression: modes, transitions, scripts (the work: engine/progress_control.py) --------
+
+@handles("getProgression")
+def _get_progression(call: Call) -> dict[str, Any]:
+    return get_progression(call.state)
+
+
+@handles("setProgression")
+def _set_progression(call: Call) -> dict[str, Any]:
+    return set_progression(call.state, call.body)
+
+
+@handles("transitionRecord")
+def _transition_record(call: Call) -> dict[str, Any]:
+    return transition_record(call.mock, call.state, call.params["table"], call.params["id"],
+                             call.body)
+
+
+@handles("setAgentScript")
+def _set_agent_script(call: Call) -> dict[str, Any]:
+    return set_script(call.mock, call.state, "agents", call.params["id"], call.body)
+
+
+@handles("setWorkflowScript")
+def _set_workflow_script(call: Call) -> dict[str, Any]:
+    return set_script(call.mock, call.state, "workflows", call.params["id"], call.body)
+
+
+@handles("listScripts")
+def _list_scripts(call: Call) -> dict[str, Any]:
+    return list_scripts(call.state)
 
 
 # -- sessions and snapshots ----------------------------------------------------------------

@@ -53,6 +53,29 @@ class ClockControl:
         self._control.set_clock(instant)
 
 
+class ProgressionControl:
+    """The session's progression modes (engine/progression.py): `set(kind, mode=...,
+    running_after=..., done_after=...)` for agent_runs, workflow_executions, messages or
+    kb_nodes (durations in seconds of the mock's clock), `get()` all of them."""
+
+    def __init__(self, control: Control) -> None:
+        self._control = control
+
+    def get(self) -> dict[str, dict[str, Any]]:
+        return dict(self._control.progression(None)["kinds"])
+
+    def set(self, kind: str, mode: str | None = None, *, running_after: float | None = None,
+            done_after: float | None = None) -> dict[str, Any]:
+        """Set one kind's mode (`immediate`, `time`, `manual`) and durations; what is not
+        given keeps its value. Refused (`Refused`, status 400) naming the field."""
+        current = self.get().get(kind, {})
+        value = {**current, **{k: v for k, v in (("mode", mode),
+                                                 ("running_after", running_after),
+                                                 ("done_after", done_after))
+                               if v is not None}}
+        return dict(self._control.progression({"kinds": {kind: value}})["kinds"][kind])
+
+
 class MockApi:
     """The handle a test gets: where the API is, who may call it, and (mock only) its state.
     Without `control`: the given `mock` in this process, else the real server at `base_url`."""
@@ -237,6 +260,36 @@ class MockApi:
         `entity_ids` (or `is_directory=False`), a folder otherwise, and refuses a folder with
         a body (data/tables.py, `Kinds`)."""
         return self._control.add(table, {**(overrides or {}), **fields}, self.workspaces.primary)
+
+    # -- progression: the workspace lives ------------------------------------------------
+
+    @property
+    def progression(self) -> ProgressionControl:
+        """Modes per kind: `mock_api.progression.set("agent_runs", mode="time",
+        running_after=1, done_after=6)`."""
+        return ProgressionControl(self._control)
+
+    def transition(self, table: str, key: str, status: str, **fields: Any) -> dict[str, Any]:
+        """Move a run, execution, message or file forward as the service would (a guarded
+        transition): returns the record as the API now shows it. `Refused` (from
+        mockserver.engine.progression) with `.status` 409 naming the state it is in when the
+        move is not allowed, 404 for an unknown id, 400 naming a field."""
+        return self._control.transition(table, key, {"status": status, **fields})
+
+    def script_agent(self, agent_id: str, outcomes: list[Mapping[str, Any]]) -> dict[str, Any]:
+        """The agent's next dispatches take these outcomes in order (the run's fields as the
+        API shows them); later ones take the default and are listed as misses (`scripts()`)."""
+        return self._control.script("agents", agent_id, [dict(o) for o in outcomes])
+
+    def script_workflow(self, workflow_id: str,
+                        outcomes: list[Mapping[str, Any]]) -> dict[str, Any]:
+        """The workflow's next executions (`add("workflow_executions", workflow_id=...)`) take
+        these outcomes (`status` SUCCESS, FAILED, CANCELLED, `error_summary`) in order."""
+        return self._control.script("workflows", workflow_id, [dict(o) for o in outcomes])
+
+    def scripts(self) -> dict[str, Any]:
+        """Scripts, outcomes consumed and dispatches that missed."""
+        return self._control.scripts()
 
     # -- server-side failures ------------------------------------------------------------
 

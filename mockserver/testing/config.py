@@ -33,7 +33,8 @@ REMOTE_SETTINGS = {
     "other_workspace": ("--mock-api-other-workspace", "MOCK_API_OTHER_WORKSPACE"),
 }
 MARKER_FIELDS = ("fixtures", "rate_limit", "seed", "self_check", "clock", "journal_size",
-                  "strict_params", "fail_on_ignored_params")
+                  "strict_params", "fail_on_ignored_params", "progression")
+PROGRESSION_MODES = ("immediate", "time", "manual")
 
 
 @dataclass(frozen=True)
@@ -62,6 +63,9 @@ class MockApiConfig:
     state: str | None = None
     state_namespace: str | None = None  # None: a fresh one per session (deleted at its end)
     remote: Mapping[str, str | None] = field(default_factory=dict)  # tokens/workspaces there
+    # The progression mode of every kind in each test's session (immediate, time, manual);
+    # None: the mock's default (time, DECISIONS P1).
+    progression: str | None = None
 
     def replace(self, **changes: Any) -> MockApiConfig:
         if "fixtures" in changes:
@@ -142,6 +146,9 @@ def add_options(parser: pytest.Parser) -> None:
     parser.addini("mock_api_state", "keep the mock's state in Redis: redis://HOST:PORT/DB",
                   default="")
     parser.addini("mock_api_state_namespace", "namespace of that state in Redis", default="")
+    parser.addini("mock_api_progression", "progression mode of runs, executions, messages and "
+                  "files in each test's session: immediate, time (default) or manual",
+                  default="")
 
 
 # What config_from_options reads besides options and ini (fixed for a pytest run): the
@@ -192,6 +199,10 @@ def _read_config(pytestconfig: pytest.Config) -> MockApiConfig:
     for name in ("strict_params", "fail_on_ignored_params"):
         flag = pytestconfig.getoption(f"--mock-api-{name.replace('_', '-')}")
         config = config.replace(**{name: bool(flag or pytestconfig.getini(f"mock_api_{name}"))})
+    progression = pytestconfig.getini("mock_api_progression")
+    if progression:
+        config = config.replace(progression=_progression_mode(progression,
+                                                              "ini mock_api_progression"))
     state = pick("--mock-api-state", "mock_api_state") or os.environ.get("MOCK_API_STATE")
     if state:
         namespace = (pick("--mock-api-state-namespace", "mock_api_state_namespace")
@@ -213,7 +224,7 @@ class MockApiWarning(UserWarning):
 
 # What only the mock can do: set against a real server, they cannot apply (decision U4).
 _MOCK_ONLY = ("fixtures", "rate_limit", "seed", "clock", "journal_size", "strict_params",
-              "fail_on_ignored_params", "state")
+              "fail_on_ignored_params", "state", "progression")
 
 
 def check_real_server(config: MockApiConfig) -> None:
@@ -249,4 +260,14 @@ def with_marker(config: MockApiConfig, marker: pytest.Mark | None, test_dir: Pat
         changes["fixtures"] = _as_paths(changes["fixtures"], test_dir)
     if changes.get("clock") == "real":
         changes["clock"] = None
+    if changes.get("progression") is not None:
+        changes["progression"] = _progression_mode(changes["progression"],
+                                                   "@pytest.mark.mock_api(progression=...)")
     return config.replace(**changes)
+
+
+def _progression_mode(value: Any, where: str) -> str:
+    if value not in PROGRESSION_MODES:
+        raise pytest.UsageError(f"{where}: {value!r} is not one of "
+                                f"{', '.join(PROGRESSION_MODES)}")
+    return str(value)

@@ -29,6 +29,7 @@ import pytest
 
 from ..engine.app import MockApp
 from ..engine.faults import FaultRule
+from ..engine.progression import Refused
 from ..engine.sessions import SESSION_HEADER, SESSION_PREFIX
 from ..engine.state import MockState
 from ..standalone.control import CONTROL_HEADER
@@ -104,6 +105,19 @@ class Control:
 
     def get(self, table: str, key: str) -> dict[str, Any] | None:
         self._skip("get()")
+
+    def progression(self, body: dict[str, Any] | None) -> dict[str, Any]:
+        """The session's progression modes, after setting those `body` names (None: read)."""
+        self._skip("progression")
+
+    def transition(self, table: str, key: str, body: dict[str, Any]) -> dict[str, Any]:
+        self._skip("transition()")
+
+    def script(self, kind: str, target: str, outcomes: list[Any]) -> dict[str, Any]:
+        self._skip("script_agent()" if kind == "agents" else "script_workflow()")
+
+    def scripts(self) -> dict[str, Any]:
+        self._skip("scripts()")
 
     def transport(self) -> httpx.BaseTransport:
         self._skip("transport()")
@@ -269,6 +283,35 @@ class MockControl(Control):
                 raise pytest.UsageError(f"mock_api.get: {error.message}") from None
             raise  # no session, no such route (an older server)
         return dict(found["data"])
+
+
+    # -- progression: refusals (400, 404, 409) as `Refused`, with their status --------------
+
+    def _progression_call(self, operation_id: str, path_params: Mapping[str, str] | None = None,
+                          body: Any = None) -> Any:
+        try:
+            return self.call(operation_id, path_params, body=body)
+        except ControlError as error:
+            if error.status in (400, 404, 409):
+                raise Refused(error.status, error.message) from None
+            raise
+
+    def progression(self, body: dict[str, Any] | None) -> dict[str, Any]:
+        if body is None:
+            return dict(self.call("getProgression"))
+        return dict(self._progression_call("setProgression", body=body))
+
+    def transition(self, table: str, key: str, body: dict[str, Any]) -> dict[str, Any]:
+        found = self._progression_call("transitionRecord", {"table": table, "id": key}, body)
+        return dict(found["data"])
+
+    def script(self, kind: str, target: str, outcomes: list[Any]) -> dict[str, Any]:
+        operation = "setAgentScript" if kind == "agents" else "setWorkflowScript"
+        found = self._progression_call(operation, {"id": target}, {"outcomes": outcomes})
+        return dict(found["data"])
+
+    def scripts(self) -> dict[str, Any]:
+        return dict(self.call("listScripts")["data"])
 
 
 class InProcessControl(MockControl):

@@ -92,6 +92,11 @@ def _open(config: MockApiConfig, server: LazyServer, pytestconfig: pytest.Config
     else:
         control, base_url, tokens, workspaces = InProcessControl.open(server.get(), config,
                                                                       label, origin)
+    if config.progression is not None and not config.real_server:
+        # The marker's or ini's mode for every kind of the test's session.
+        control.progression({"kinds": {kind: {"mode": config.progression}
+                                       for kind in ("agent_runs", "workflow_executions",
+                                                    "messages", "kb_nodes")}})
     return control, MockApi(config, base_url=base_url, tokens=tokens, workspaces=workspaces,
                             control=control)
 

@@ -5,13 +5,22 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from starlette.testclient import TestClient
 
 from mockserver.engine.app import MockApp
+from mockserver.engine.progression import set_modes
 
 from ._family_seed import ALPINE, DESERT, HARBOR, READ, WRITE, auth, token_user_id
 
 WS = {"workspace_id": HARBOR}
+
+
+@pytest.fixture(autouse=True)
+def indexed_at_once(mock: MockApp) -> None:
+    """Files index at once here (progression's `immediate` mode); how indexing progresses on
+    the clock is tests/engine/test_progression.py's."""
+    mock.state.write(lambda store: set_modes(store, {"kb_nodes": {"mode": "immediate"}}))
 
 
 def node(client: TestClient, title: str, ws: str = HARBOR, **body: Any) -> dict[str, Any]:

@@ -20,6 +20,7 @@ from mockserver.data.fixtures import load_dataset
 from mockserver.data.generate import generate
 from mockserver.data.tables import TABLES
 from mockserver.engine.app import Config
+from mockserver.engine.progression import KINDS
 from mockserver.openapi.spec import load_spec
 from mockserver.record.differential import differential
 from mockserver.record.run import Options, record
@@ -41,6 +42,11 @@ def _client(fixtures: list[Path], token: str, rate_limit: int = 0,
                                                      httpx.HTTPTransport())
     if wrap is not None:
         transport = wrap(transport)
+    # Recorded as stored: runs, executions, messages and files do not progress (a recording
+    # of a workspace is one instant of it; the round trips compare records as written).
+    manual = {kind: {"mode": "manual"} for kind in KINDS}
+    set_up = httpx.Client(base_url="http://mock", transport=transport)  # left open: shared
+    assert set_up.put("/__mock__/progression", json={"kinds": manual}).status_code == 200
     return httpx.Client(base_url="http://mock", transport=transport,
                         headers={"Authorization": f"Bearer {token}"})
 

@@ -11,6 +11,7 @@ import sys
 import time
 from pathlib import Path
 
+import httpx
 import orjson
 import pytest
 from test_serve_cli import _free_port, _wait
@@ -18,6 +19,7 @@ from test_serve_cli import _free_port, _wait
 from mockserver.cli import main
 from mockserver.data.fixtures import load_dataset
 from mockserver.data.tables import TABLES
+from mockserver.engine.progression import KINDS
 from record.test_record import KEY, SPEC, TOKEN, _client, _record
 
 
@@ -103,6 +105,9 @@ def test_ctrl_c_then_resume_gives_the_uninterrupted_recording(tmp_path: Path) ->
         _record(source, whole)
     app = create_app(Config(rate_limit=0, request_log=False))
     with serve(app) as base:
+        # Recorded as stored, as `_client` serves it (nothing progresses between the runs).
+        manual = {kind: {"mode": "manual"} for kind in KINDS}
+        httpx.put(f"{base}/__mock__/progression", json={"kinds": manual}).raise_for_status()
         command = [sys.executable, "-m", "mockserver", "record", "--base-url", base,
                    "--token", TOKEN, "--scrub-key", KEY, "--rate", "3000", "--quiet",
                    "--out", str(cut)]

@@ -34,6 +34,11 @@ def create_node(client: Any, base: str = "", title: str = "note",
     return dict(response.json()["data"])
 
 
+def indexed(made: dict[str, Any]) -> dict[str, Any]:
+    """A file as created, once indexed: 10 s of the mock's clock later (DECISIONS P5)."""
+    return {**made, "embed_status": "indexed", "chunk_count": 1}
+
+
 def node(client: Any, node_id: str, base: str = "") -> Any:
     return client.get(f"{base}/v1/kb/nodes/{node_id}?workspace_id={HARBOR}")
 
@@ -130,7 +135,7 @@ def test_snapshots_fork_on_any_worker_and_a_fork_resets_to_its_snapshot(
     fork = c.post("/__mock__/sessions", json={"name": "f1", "snapshot": "desk"})
     assert fork.status_code == 201 and fork.json()["forked_from"] == "desk"
     assert status(a, "/sessions/f1") == "resolved"
-    assert node(b, kept["id"], "/sessions/f1").json()["data"] == kept
+    assert node(b, kept["id"], "/sessions/f1").json()["data"] == indexed(kept)
     assert b.get("/sessions/f1/__mock__/clock").json()["now"] == "2026-11-01T13:00:00.000Z"
     # New ids continue the snapshot's sequence (as in memory).
     other = create_node(b, "/sessions/f1", "in f1")
@@ -148,7 +153,7 @@ def test_snapshots_fork_on_any_worker_and_a_fork_resets_to_its_snapshot(
     # A fork keeps its base after its snapshot is deleted, on a worker that starts now.
     late = workers.add()
     assert status(late, "/sessions/f1") == "resolved"
-    assert node(late, kept["id"], "/sessions/f1").json()["data"] == kept
+    assert node(late, kept["id"], "/sessions/f1").json()["data"] == indexed(kept)
     assert b.post("/__mock__/sessions", json={"name": "f2", "snapshot": "desk"}
                   ).status_code == 404
 
@@ -294,7 +299,7 @@ def test_a_worker_started_after_compaction_sees_the_same_state(workers: Workers,
         assert [n["id"] for n in listed] == [n["id"] for n in a.get(
             nodes(session) + "&limit=100").json()["data"]]
         assert node(reader, made[0]["id"], session).status_code == 404
-        assert node(reader, made[5]["id"], session).json()["data"] == made[5]
+        assert node(reader, made[5]["id"], session).json()["data"] == indexed(made[5])
     assert late.get(f"{session}/__mock__/clock").json() == a.get(
         f"{session}/__mock__/clock").json()
     assert late.get(f"{session}/__storage__/files/{storage_id}").content == b"kept"

@@ -8,12 +8,12 @@ PATCH /v1/agents/{id}/tools writes them by tool id, and deleting a custom tool r
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterable
 from typing import Any
 
 from ..context import Context
 from ..errors import BadRequest, NotFound
+from ..progression import new_run, timezone_problem, view
 from ..store import Record
 from . import operation
 
@@ -79,6 +79,13 @@ def _checked_changes(ctx: Context, workspace_id: str, body: dict[str, Any],
     """The checked and normalised values of the model, skill, connection, guardrail and
     trigger fields present in `body`."""
     changes: dict[str, Any] = {}
+    schedule = body.get("autopilot_schedule")
+    if isinstance(schedule, dict) and "timezone" in schedule:
+        # The schedule is read in its IANA timezone at the mock's clock (progression.py's
+        # in_schedule): one that names no timezone is refused (spec/DECISIONS.md P17).
+        problem = timezone_problem(schedule["timezone"])
+        if problem is not None:
+            raise BadRequest(f"body field 'autopilot_schedule.timezone': {problem}")
     if "model" in body:
         _check_model(ctx, body["model"])
         changes["model"] = body["model"]
@@ -196,39 +203,10 @@ def run_agent(ctx: Context) -> dict[str, Any]:
     if payload is None or trigger["type"] == "cron":
         payload = {}  # reference: defaults to {}; ignored for cron triggers
     context = payload if isinstance(payload, dict) else {}
-    run_key = ctx.new_id("agent_runs")
-    run = ctx.store.insert("agent_runs", {
-        "id": run_key,
-        "run_id": ctx.store.new_id("run_"),
-        "agent_id": agent["id"],
-        "workspace_id": agent["workspace_id"],
-        # Inferred: a dispatched run is accepted and never progresses in the mock; its outcome
-        # fields hold their "not yet known" values and the contact/conversation come from the
-        # payload when it names them (empty otherwise).
-        "status": "accepted",
-        "disposition": "pending",
-        "disposition_reason": "",
-        "autopilot_sent": False,
-        "proposal_outcome": None,
-        "contact_id": _string(context.get("contact_id")),
-        "conversation_id": _string(context.get("conversation_id") or context.get("contact_id")),
-        "trigger_id": trigger["id"],
-        "error": None,
-        "duration_ms": 0,
-        "token_usage": {"input": 0, "output": 0},
-        "total_cost": 0,
-        "trace_id": hashlib.blake2b(run_key.encode(), digest_size=16).hexdigest(),
-        "created_at": ctx.now(),
-        "completed_at": None,
-        # Inferred: the manual dispatch is the run's trigger event; an accepted run has no
-        # session, reply, reasoning or tool calls yet (spec/DECISIONS.md E25).
-        "session_id": None,
-        "trigger_event_id": ctx.store.new_id("te"),
-        "response": None,
-        "reflection": None,
-        "tool_trace": [],
-        "_payload": payload,
-    })
+    run = new_run(ctx.store, agent, trigger, payload,
+                  contact_id=_string(context.get("contact_id")),
+                  conversation_id=_string(context.get("conversation_id")
+                                          or context.get("contact_id")))
     return {"data": {"dispatched": True, "trigger_id": trigger["id"],
                      "trigger_type": trigger["type"], "run_id": run["run_id"]}}
 
@@ -315,7 +293,7 @@ def get_agent_run(ctx: Context) -> dict[str, Any]:
     if run["agent_id"] != agent["id"]:
         # Inferred: a run is addressed through its own agent only.
         raise NotFound(f"agent run {ctx.path['run_id']!r} not found for agent {agent['id']!r}")
-    return {"data": ctx.shape(run)}
+    return {"data": ctx.shape(view(ctx.store, "agent_runs", run))}
 
 
 @operation("listAgentConnections")

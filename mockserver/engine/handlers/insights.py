@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..clock import MIN_MS, format_timestamp, parse_timestamp
-from ..context import Context
+from ..context import Context, progression_view
 from ..errors import BadRequest
 from . import operation
 from ._common import data
@@ -42,9 +42,11 @@ def get_conversation_automation_rate(ctx: Context) -> dict[str, Any]:
         if message["direction"] == "outbound" and message["sender"].get("user_id"):
             human.add(message["conversation_id"])
     autopilot: set[str] = set()
+    now = progression_view(ctx.store, "agent_runs")  # runs count as they complete
     for run in ctx.store.all("agent_runs"):
         if run["workspace_id"] != ws or not inside(run["created_at"]):
             continue
+        run = now(run)
         active.add(run["conversation_id"])
         if run.get("autopilot_sent"):
             autopilot.add(run["conversation_id"])

@@ -9,25 +9,19 @@ characters of body (at least one), folders are never indexed (`skipped`, 0 chunk
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Callable
 from typing import Any
 
-from ..context import Context
+from ..clock import parse_timestamp
+from ..context import Context, progression_view
 from ..errors import BadRequest
+from ..progression import pinned, view
 from ..store import Record
 from . import operation
 from ._common import where_filtered
 
 __all__: list[str] = []
-
-_CHUNK_CHARS = 1000
-
-
-def _chunk_count(body: str) -> int:
-    return max(1, math.ceil(len(body) / _CHUNK_CHARS))
-
 
 def _renderer(ctx: Context, include_body: bool) -> Callable[[Record], dict[str, Any]]:
     def render(node: Record) -> dict[str, Any]:
@@ -95,15 +89,17 @@ def create_knowledge_node(ctx: Context) -> dict[str, Any]:
         "metadata": body["metadata"],
         "enabled": body["enabled"],
         "created_by": ctx.principal.user_id,
-        # Inferred: indexing completes at once, deterministically.
-        "embed_status": "skipped" if is_directory else "indexed",
-        "chunk_count": 0 if is_directory else _chunk_count(text),
+        # A file is indexed on the mock's clock (progression.py): pending, then processing,
+        # then indexed with its chunks (spec/DECISIONS.md C9, P5).
+        "embed_status": "skipped" if is_directory else "pending",
+        "chunk_count": 0,
+        "_progress": None if is_directory else {"start": parse_timestamp(now)},
         "version": 1,
         "tags": list(body["tags"]),
         "created_at": now,
         "updated_at": now,
     })
-    return {"data": ctx.shape(node)}
+    return {"data": ctx.shape(view(ctx.store, "kb_nodes", node))}
 
 
 @operation("updateKnowledgeNode")
@@ -120,9 +116,10 @@ def update_knowledge_node(ctx: Context) -> dict[str, Any]:
         if node["is_directory"]:
             raise BadRequest(f"body field 'entity_ids': node {node['id']!r} is a folder; "
                              "only files carry an entity scope")
-        node = ctx.store.update("kb_nodes", node["id"], {"entity_ids": list(body["entity_ids"]),
+        node = ctx.store.update("kb_nodes", node["id"], {**pinned("kb_nodes", node),
+                                                         "entity_ids": list(body["entity_ids"]),
                                                          "updated_at": ctx.now()})
-        return {"data": ctx.shape(node)}
+        return {"data": ctx.shape(view(ctx.store, "kb_nodes", node))}
 
     # The validated body holds only KnowledgeNodePatch fields: all but body and parent_id
     # (checked and derived below) are copied as sent.
@@ -134,8 +131,11 @@ def update_knowledge_node(ctx: Context) -> dict[str, Any]:
                              "have no body")
         if body["body"] != node["body"]:
             # Documented: a body change re-indexes. Inferred: sending the same text is no change.
-            changes.update(body=body["body"], version=node["version"] + 1,
-                           chunk_count=_chunk_count(body["body"]), embed_status="indexed")
+            # The edited body goes back through indexing (progression.py: pending, then
+            # processing, then indexed), from now.
+            changes.update(body=body["body"], version=node["version"] + 1, chunk_count=0,
+                           embed_status="pending",
+                           _progress={"start": parse_timestamp(ctx.now())})
 
     moved: list[tuple[str, dict[str, Any]]] = []
     if "parent_id" in body:
@@ -163,9 +163,13 @@ def update_knowledge_node(ctx: Context) -> dict[str, Any]:
     now = ctx.now()
     for child_id, child_changes in moved:
         # Inferred: the subtree's records change (ancestors, depth), so their updated_at moves.
-        ctx.store.update("kb_nodes", child_id, {**child_changes, "updated_at": now})
-    node = ctx.store.update("kb_nodes", node["id"], {**changes, "updated_at": now})
-    return {"data": ctx.shape(node)}
+        below_node = ctx.store.get("kb_nodes", child_id)
+        keep = pinned("kb_nodes", below_node) if below_node is not None else {}
+        ctx.store.update("kb_nodes", child_id, {**keep, **child_changes, "updated_at": now})
+    # A file still indexing keeps its start when a patch moves updated_at (progression.py).
+    node = ctx.store.update("kb_nodes", node["id"], {**pinned("kb_nodes", node), **changes,
+                                                     "updated_at": now})
+    return {"data": ctx.shape(view(ctx.store, "kb_nodes", node))}
 
 
 @operation("deleteKnowledgeNode")
@@ -194,8 +198,9 @@ def search_knowledge_nodes(ctx: Context) -> dict[str, Any]:
             return False
         return needle is None or needle in node["title"].casefold()
 
+    now = progression_view(ctx.store, "kb_nodes")
     total = sum(1 for n in ctx.store.all("kb_nodes")
-                if n["workspace_id"] == ctx.workspace_id and matches(n))
+                if n["workspace_id"] == ctx.workspace_id and matches(now(n)))
     return ctx.page(
         "kb_nodes", partition={"workspace_id": ctx.workspace_id}, where=matches,
         render=_renderer(ctx, body["include_body"]),
@@ -247,13 +252,14 @@ def search_knowledge_base(ctx: Context) -> dict[str, Any]:
     if not query:
         return {"data": []}
     scope = set(body["entity_ids"]) if "entity_ids" in body else None
-    nodes = {n["id"]: n for n in ctx.store.all("kb_nodes")
+    now = progression_view(ctx.store, "kb_nodes")
+    nodes = {n["id"]: now(n) for n in ctx.store.all("kb_nodes")
              if n["workspace_id"] == ctx.workspace_id}
     disabled = {key for key, n in nodes.items() if not n["enabled"]}
     hits: list[tuple[float, str, str, int, dict[str, Any]]] = []
     for node in nodes.values():
-        if node["is_directory"] or not node["enabled"]:
-            continue
+        if node["is_directory"] or not node["enabled"] or node["embed_status"] != "indexed":
+            continue  # documented (C8): search covers the chunks of indexed files
         if disabled.intersection(node.get("ancestors", ())):
             continue  # a disabled folder hides everything below it
         if scope is not None and node["entity_ids"] and not scope.intersection(node["entity_ids"]):

@@ -9,11 +9,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ..context import Context
+from ..context import Context, progression_view
 from ..errors import NotFound
+from ..pagination import fingerprint, walk
+from ..progression import events_of
 from ..store import Record
 from . import operation
 from ._common import data, where_filtered
+
+MAX_EVENTS = 10_000  # a moving execution's stored timeline, read whole (a handful)
 
 
 @operation("listWorkflows")
@@ -60,7 +64,27 @@ def list_workflow_execution_events(ctx: Context) -> dict[str, Any]:
     if execution is None or execution["workflow_id"] != workflow["workflow_id"]:
         raise NotFound(f"execution {execution_id!r} not found for workflow "
                        f"{workflow['workflow_id']!r}")
-    return ctx.page("workflow_events", partition={"execution_id": execution_id})
+    now_view = progression_view(ctx.store, "workflow_executions")
+    if now_view(execution) is execution:  # settled: its stored timeline
+        return ctx.page("workflow_events", partition={"execution_id": execution_id})
+    # Still moving (progression.py): the stored events, then those its progress reached,
+    # paged in sequence order (a timeline is a handful of events).
+    index = ctx.store.index("workflow_events", ("execution_id",), ("sequence",))
+    stored = walk(ctx.store, "workflow_events", index, (execution_id,), limit=MAX_EVENTS,
+                  after=None, descending=False, where=None).items
+    events = events_of(ctx.store, execution, stored)
+    fp = fingerprint(ctx.operation.operation_id, ctx.path, ctx.query, None)
+    cursor = ctx.query.get("cursor")
+    after = ctx.services.cursors.decode(cursor, fp) if cursor else None
+    if after is not None:  # the index's sort key: ((0, sequence), id)
+        events = [e for e in events if ((0, e["sequence"]), e["id"]) > after]
+    limit = ctx.query["limit"]
+    page = events[:limit]
+    more = len(events) > limit
+    next_cursor = ctx.services.cursors.encode(
+        fp, ((0, page[-1]["sequence"]), page[-1]["id"])) if more else None
+    return {"data": [ctx.shape(e) for e in page], "next_cursor": next_cursor,
+            "has_more": more}
 
 
 @operation("moveWorkflowToFolder")

@@ -186,6 +186,9 @@ class SharedMockState(MockState):
     def add_record(self, table: str, build: Callable[[Store], Record]) -> Record:
         return self.transaction(lambda: super(SharedMockState, self).add_record(table, build))
 
+    def write(self, fn: Callable[[Store], Any]) -> Any:
+        return self.transaction(lambda: super(SharedMockState, self).write(fn))
+
     def accept_upload(self, token: str, content: bytes, content_type: str,
                       keys: StorageKeys | None = None) -> str:
         return self.transaction(
