@@ -54,6 +54,7 @@ from ..engine.progress_control import (
 )
 from ..engine.records import add_record, get_record, no_record
 from ..engine.sessions import DEFAULT_SESSION
+from ..engine.simulate import guest_message, reservation
 from ..engine.validation import RequestValidator
 from ..openapi.spec import Spec, data_dir
 from ..openapi.yamlload import load_yaml
@@ -392,6 +393,18 @@ def _set_workflow_script(call: Call) -> dict[str, Any]:
 @handles("listScripts")
 def _list_scripts(call: Call) -> dict[str, Any]:
     return list_scripts(call.state)
+
+
+# -- simulated inbound events (the work: engine/simulate.py) --------------------------------
+
+@handles("simulateGuestMessage")
+def _simulate_guest_message(call: Call) -> dict[str, Any]:
+    return guest_message(call.mock, call.state, call.body)
+
+
+@handles("simulateReservation")
+def _simulate_reservation(call: Call) -> dict[str, Any]:
+    return reservation(call.mock, call.state, call.body)
 
 
 # -- sessions and snapshots ----------------------------------------------------------------

@@ -119,6 +119,10 @@ class Control:
     def scripts(self) -> dict[str, Any]:
         self._skip("scripts()")
 
+    def simulate(self, event: str, body: dict[str, Any]) -> dict[str, Any]:
+        """A simulated inbound event (`guest-message`, `reservation`): what it caused."""
+        self._skip(f"simulate.{event.replace('-', '_')}()")
+
     def transport(self) -> httpx.BaseTransport:
         self._skip("transport()")
 
@@ -312,6 +316,12 @@ class MockControl(Control):
 
     def scripts(self) -> dict[str, Any]:
         return dict(self.call("listScripts")["data"])
+
+    _SIMULATE = {"guest-message": "simulateGuestMessage", "reservation": "simulateReservation"}
+
+    def simulate(self, event: str, body: dict[str, Any]) -> dict[str, Any]:
+        found = self._progression_call(self._SIMULATE[event], body=body)
+        return dict(found["data"])
 
 
 class InProcessControl(MockControl):

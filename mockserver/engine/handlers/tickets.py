@@ -70,7 +70,10 @@ def send_ticket_message(ctx: Context) -> dict[str, Any]:
     at = message["created_at"]
     changes: dict[str, Any] = {"last_message_at": at, "last_message_preview": preview(message["body"]),
                                "updated_at": at}
-    if ticket.get("first_response_at") is None:
+    if ticket.get("first_response_at") is None or ticket.get("_awaiting_reply"):
+        # (a ticket a simulated guest message opened shows its first message's instant
+        # until the first reply: engine/simulate.py, DECISIONS I4)
+        changes["_awaiting_reply"] = False
         changes["first_response_at"] = at
         changes["time_to_first_response_ms"] = _ms_between(ticket["first_message_at"], at)
     ctx.store.update("tickets", ticket["id"], changes)

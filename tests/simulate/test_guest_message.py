@@ -1,0 +1,227 @@
+"""Simulated inbound events over the control API (`POST /__mock__/simulate/...`, HTTP
+transport): a guest message through the product's rules (thread, ticket, message trigger,
+autopilot schedule, escalation), and a reservation synced (workflows started)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from conftest import FROZEN_AT
+from starlette.testclient import TestClient
+
+from mockserver.engine.app import Config, MockApp
+from mockserver.standalone.server import create_app
+from tests.test_sessions import Checked, auth
+
+FELIX = "ph_felix_huber"  # ws_alpine, email, open ticket xd_felix_huber_ski_passes
+ALPINE = {"workspace_id": "ws_alpine"}
+NOON_VIENNA = "2026-11-01T12:00:00.000Z"  # 13:00 in Vienna (CET), a Sunday
+NIGHT_VIENNA = "2026-11-01T22:00:00.000Z"  # 23:00 in Vienna: outside 07:00-21:00
+
+
+@pytest.fixture(scope="module")
+def module_mock() -> MockApp:
+    return MockApp(Config(frozen_clock=FROZEN_AT, self_check=True))
+
+
+@pytest.fixture
+def api(module_mock: MockApp) -> Iterator[TestClient]:
+    module_mock.sessions.clear()
+    module_mock.reset()
+    with Checked(create_app(mock=module_mock), headers=auth()) as client:
+        yield client
+
+
+def guest(api: TestClient, status: int = 200, **body: Any) -> dict[str, Any]:
+    answer = api.post("/__mock__/simulate/guest-message", json=body)
+    assert answer.status_code == status, answer.text
+    found: dict[str, Any] = answer.json()
+    return found.get("data", found)
+
+
+def at(api: TestClient, instant: str) -> None:
+    assert api.post("/__mock__/clock", json={"now": instant}).status_code == 200
+
+
+def get(api: TestClient, path: str, **params: Any) -> Any:
+    answer = api.get(path, params=params)
+    assert answer.status_code == 200, answer.text
+    return answer.json()["data"]
+
+
+def transcript(api: TestClient, conversation: str = FELIX) -> list[dict[str, Any]]:
+    found: list[dict[str, Any]] = get(api, f"/v1/conversations/{conversation}/messages",
+                                      limit=100, **ALPINE)
+    return found
+
+
+def test_a_guest_message_is_returned_by_the_documented_poll(api: TestClient) -> None:
+    page = get(api, "/v1/conversations", sort_by="last_message_at", order="desc", limit=100,
+               **ALPINE)
+    bound = max(c["updated_at"] for c in page)
+    api.post(f"/v1/contacts/{FELIX}/pause-ai", params=ALPINE)  # no run: only the thread
+    done = guest(api, conversation_id=FELIX, body="Is the sauna open tonight?")
+    polled = get(api, "/v1/conversations", sort_by="last_message_at", order="desc",
+                 updated_since=bound, limit=100, **ALPINE)
+    assert [c["id"] for c in polled][:1] == [FELIX]
+    assert polled[0]["last_message_preview"] == "Is the sauna open tonight?"
+    assert polled[0]["last_message_at"] == polled[0]["updated_at"] > bound
+    [message] = [m for m in transcript(api) if m["id"] == done["message_id"]]
+    assert message["direction"] == "inbound" and message["status"] == "received"
+    assert message["channel"] == "email"
+    assert message["sender"] == {"user_id": None, "external_id": "felix.huber@gmx.at",
+                                 "name": "Felix Huber"}
+    assert message["ticket_id"] == done["ticket_id"] == "xd_felix_huber_ski_passes"
+    contact = get(api, f"/v1/contacts/{FELIX}", **ALPINE)
+    assert contact["last_message_at"] == polled[0]["last_message_at"]
+    # the message is this guest's only: no other conversation lists it
+    other = transcript(api, "ph_anna_gruber") if any(
+        c["id"] == "ph_anna_gruber" for c in page) else []
+    assert done["message_id"] not in {m["id"] for m in other}
+
+
+def test_the_open_ticket_waits_on_the_team(api: TestClient) -> None:
+    api.post("/v1/tickets/xd_felix_huber_ski_passes/resolve", params=ALPINE)
+    ticket = get(api, "/v1/tickets/xd_felix_huber_ski_passes", **ALPINE)
+    assert ticket["status"] == "resolved" and ticket["reopen_count"] == 0
+    done = guest(api, conversation_id=FELIX, body="One more question.")
+    ticket = get(api, "/v1/tickets/xd_felix_huber_ski_passes", **ALPINE)
+    assert done["ticket_id"] == ticket["id"]
+    assert ticket["status"] == "pending" and ticket["reopen_count"] == 1
+    assert ticket["waiting_on"] == "team" and ticket["resolved_at"] is None
+
+
+def test_a_closed_ticket_gives_way_to_a_new_one(api: TestClient) -> None:
+    api.post("/v1/tickets/xd_felix_huber_ski_passes/resolve", params=ALPINE)
+    api.post("/v1/tickets/xd_felix_huber_ski_passes/close", params=ALPINE)
+    done = guest(api, conversation_id=FELIX, body="New topic: parking?")
+    assert done["ticket_id"] != "xd_felix_huber_ski_passes"
+    ticket = get(api, f"/v1/tickets/{done['ticket_id']}", **ALPINE)
+    assert ticket["status"] == "new" and ticket["waiting_on"] == "team"
+    assert ticket["contact_id"] == FELIX and ticket["conversation_id"] == FELIX
+
+
+def test_autopilot_inside_its_vienna_window_replies_after_its_delay(api: TestClient) -> None:
+    at(api, NOON_VIENNA)
+    done = guest(api, conversation_id=FELIX, body="Can we check in early?")
+    assert done["mode"] == "autopilot" and done["agent_id"] == "ag_alpine_host"
+    assert done["reply_due_at"] == "2026-11-01T12:00:15.000Z"  # custom_response_delay_ms 15000
+    ids = {m["id"] for m in transcript(api)}
+    assert done["sent_message_id"] not in ids  # not before the delay
+    api.post("/__mock__/clock", json={"advance_seconds": 14})
+    assert done["sent_message_id"] not in {m["id"] for m in transcript(api)}
+    api.post("/__mock__/clock", json={"advance_seconds": 1})
+    [reply] = [m for m in transcript(api) if m["id"] == done["sent_message_id"]]
+    assert reply["direction"] == "outbound" and reply["channel"] == "email"
+    assert reply["sent_at"] == "2026-11-01T12:00:15.000Z"
+    run = get(api, f"/v1/agents/ag_alpine_host/runs/{done['run_id']}", **ALPINE)
+    assert run["autopilot_sent"] is True and run["status"] == "completed"
+    assert run["conversation_id"] == FELIX
+    ticket = get(api, f"/v1/tickets/{done['ticket_id']}", **ALPINE)
+    assert ticket["status"] == "resolved"  # auto_mark_as_done
+    conversation = get(api, f"/v1/conversations/{FELIX}", **ALPINE)
+    assert conversation["updated_at"] == "2026-11-01T12:00:15.000Z"
+
+
+def test_autopilot_outside_its_window_proposes_and_sends_nothing(api: TestClient) -> None:
+    at(api, NIGHT_VIENNA)
+    done = guest(api, conversation_id=FELIX, body="Can we check in early?")
+    assert done["mode"] == "proposal" and done["sent_message_id"] is None
+    before = transcript(api)
+    api.post("/__mock__/clock", json={"advance_seconds": 3600})
+    assert [m for m in transcript(api) if m["direction"] == "outbound"
+            and m["created_at"] > NIGHT_VIENNA] == []
+    assert len(transcript(api)) == len(before)
+    run = get(api, f"/v1/agents/ag_alpine_host/runs/{done['run_id']}", **ALPINE)
+    assert run["autopilot_sent"] is False and run["proposal_outcome"] == "pending"
+
+
+def test_ai_paused_runs_nothing(api: TestClient) -> None:
+    at(api, NOON_VIENNA)
+    assert api.post(f"/v1/contacts/{FELIX}/pause-ai", params=ALPINE).status_code == 200
+    runs_before = get(api, "/v1/agents/ag_alpine_host/runs", limit=100, **ALPINE)
+    done = guest(api, conversation_id=FELIX, body="Hello?")
+    assert done["mode"] == "ai_paused" and done["run_id"] is None
+    assert get(api, "/v1/agents/ag_alpine_host/runs", limit=100, **ALPINE) == runs_before
+
+
+def test_an_escalating_outcome_opens_a_pending_escalation_assign_and_resolve_handle(
+        api: TestClient) -> None:
+    at(api, NOON_VIENNA)
+    script = {"outcomes": [{"disposition": "escalated",
+                            "disposition_reason": "Needs a manager.",
+                            "response": "Let me check with the team.",
+                            "reflection": "May we waive the cleaning fee?"}]}
+    assert api.put("/__mock__/scripts/agents/ag_alpine_host", json=script).status_code == 200
+    done = guest(api, conversation_id=FELIX, body="Can you waive the cleaning fee?")
+    assert done["mode"] == "escalated" and done["sent_message_id"] is None
+    escalation = get(api, f"/v1/escalations/{done['escalation_id']}", **ALPINE)
+    assert escalation["status"] == "pending"
+    assert escalation["agent_run_id"] == done["run_id"]
+    pending = get(api, "/v1/escalations", status="pending", limit=100, **ALPINE)
+    assert done["escalation_id"] in {e["id"] for e in pending}
+    assigned = api.post(f"/v1/escalations/{done['escalation_id']}/assign", params=ALPINE,
+                        json={"assignee_id": "us_lena"})
+    assert assigned.status_code == 200, assigned.text
+    resolved = api.post(f"/v1/escalations/{done['escalation_id']}/resolve", params=ALPINE,
+                        json={"status": "resolved"})
+    assert resolved.status_code == 200 and resolved.json()["data"]["status"] == "resolved"
+    stored = api.get(f"/__mock__/records/escalations/{done['escalation_id']}").json()["data"]
+    assert stored["guest_message"] == "Can you waive the cleaning fee?"
+    assert stored["proposed_response"] == "Let me check with the team."
+    assert stored["questions_for_operator"] == "May we waive the cleaning fee?"
+
+
+def test_an_unknown_conversation_is_404_and_nothing_is_written(api: TestClient) -> None:
+    before = api.get("/__mock__/sessions/default").json()
+    refused = guest(api, 404, conversation_id="ph_nobody", body="Hi")
+    assert "conversation_id" in refused["error"]
+    refused = guest(api, 404, contact_id="ph_nobody", channel="sms", body="Hi")
+    assert "contact_id" in refused["error"]
+    refused = guest(api, 400, conversation_id=FELIX, body="")
+    assert "body" in refused["error"]
+    refused = guest(api, 400, contact_id=FELIX, channel="fax", body="Hi")
+    assert "channel" in refused["error"]
+    assert api.get("/__mock__/sessions/default").json() == before
+
+
+def test_a_new_reservation_starts_the_reservation_new_workflow(api: TestClient) -> None:
+    answer = api.post("/__mock__/simulate/reservation", json={
+        "workspace_id": "ws_alpine", "contact_id": FELIX, "status": "confirmed",
+        "listing_id": "lst_edelweiss_chalet",
+        "arrival_date": "2027-01-09", "departure_date": "2027-01-16"})
+    assert answer.status_code == 200, answer.text
+    done = answer.json()["data"]
+    assert done["created"] and done["trigger"] == "RESERVATION_NEW"
+    reservation = get(api, f"/v1/reservations/{done['reservation']['id']}", **ALPINE)
+    assert reservation["contact_id"] == FELIX and reservation["num_nights"] == 7
+    assert reservation["key_code"] is None  # not another guest's
+    [execution_id] = done["execution_ids"]
+    executions = get(api, "/v1/workflows/wf_ski_pass_v2/executions", limit=100, **ALPINE)
+    [execution] = [x for x in executions if x["execution_id"] == execution_id]
+    assert execution["trigger_source"] == "RESERVATION_NEW" and execution["status"] == "STARTED"
+
+
+def test_a_reservation_is_changed_and_cancelled_and_unknown_ids_are_refused(
+        api: TestClient) -> None:
+    key = "rs_felix_huber_edelweiss_chalet"
+    changed = api.post("/__mock__/simulate/reservation", json={"id": key, "door_code": "4821"})
+    assert changed.status_code == 200, changed.text
+    assert changed.json()["data"]["execution_ids"] == []
+    assert get(api, f"/v1/reservations/{key}", **ALPINE)["door_code"] == "4821"
+    cancelled = api.post("/__mock__/simulate/reservation", json={"id": key,
+                                                                  "status": "cancelled"})
+    assert cancelled.json()["data"]["trigger"] == "RESERVATION_CANCELLED"
+    assert get(api, f"/v1/reservations/{key}", **ALPINE)["status"] == "cancelled"
+    missing = api.post("/__mock__/simulate/reservation", json={"id": "rs_nope", "status": "x"})
+    assert missing.status_code == 404 and "'id'" in missing.json()["error"]
+    bad = api.post("/__mock__/simulate/reservation", json={
+        "workspace_id": "ws_alpine", "contact_id": "ph_nobody", "status": "confirmed",
+        "arrival_date": "2027-01-09", "departure_date": "2027-01-16"})
+    assert bad.status_code == 404 and "contact_id" in bad.json()["error"]
+    before = api.get("/__mock__/sessions/default").json()
+    odd = api.post("/__mock__/simulate/reservation", json={"id": key, "num_nights": "seven"})
+    assert odd.status_code == 400 and "num_nights" in odd.json()["error"]
+    assert api.get("/__mock__/sessions/default").json() == before
