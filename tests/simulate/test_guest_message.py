@@ -225,3 +225,17 @@ def test_a_reservation_is_changed_and_cancelled_and_unknown_ids_are_refused(
     odd = api.post("/__mock__/simulate/reservation", json={"id": key, "num_nights": "seven"})
     assert odd.status_code == 400 and "num_nights" in odd.json()["error"]
     assert api.get("/__mock__/sessions/default").json() == before
+
+
+def test_resolving_reopening_and_closing_a_ticket_move_its_conversation(api: TestClient
+                                                                        ) -> None:
+    ticket = "xd_felix_huber_ski_passes"
+    for action in ("resolve", "reopen", "resolve", "close"):
+        before = get(api, f"/v1/conversations/{FELIX}", **ALPINE)["updated_at"]
+        api.post("/__mock__/clock", json={"advance_seconds": 60})
+        moved = api.post(f"/v1/tickets/{ticket}/{action}", params=ALPINE)
+        assert moved.status_code == 200, moved.text
+        polled = get(api, "/v1/conversations", sort_by="last_message_at", order="desc",
+                     updated_since=moved.json()["data"]["updated_at"], **ALPINE)
+        assert [c["id"] for c in polled] == [FELIX], action
+        assert polled[0]["updated_at"] > before
