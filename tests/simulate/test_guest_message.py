@@ -175,7 +175,12 @@ def test_an_escalating_outcome_opens_a_pending_escalation_assign_and_resolve_han
 
 
 def test_an_unknown_conversation_is_404_and_nothing_is_written(api: TestClient) -> None:
-    before = api.get("/__mock__/sessions/default").json()
+    def written() -> Any:
+        return (api.get("/__mock__/sessions/default").json()["changes"], transcript(api),
+                get(api, "/v1/conversations", limit=100, **ALPINE),
+                get(api, "/v1/tickets", limit=100, **ALPINE))
+
+    before = written()
     refused = guest(api, 404, conversation_id="ph_nobody", body="Hi")
     assert "conversation_id" in refused["error"]
     refused = guest(api, 404, contact_id="ph_nobody", channel="sms", body="Hi")
@@ -184,7 +189,7 @@ def test_an_unknown_conversation_is_404_and_nothing_is_written(api: TestClient) 
     assert "body" in refused["error"]
     refused = guest(api, 400, contact_id=FELIX, channel="fax", body="Hi")
     assert "channel" in refused["error"]
-    assert api.get("/__mock__/sessions/default").json() == before
+    assert written() == before
 
 
 def test_a_new_reservation_starts_the_reservation_new_workflow(api: TestClient) -> None:
@@ -221,10 +226,10 @@ def test_a_reservation_is_changed_and_cancelled_and_unknown_ids_are_refused(
         "workspace_id": "ws_alpine", "contact_id": "ph_nobody", "status": "confirmed",
         "arrival_date": "2027-01-09", "departure_date": "2027-01-16"})
     assert bad.status_code == 404 and "contact_id" in bad.json()["error"]
-    before = api.get("/__mock__/sessions/default").json()
+    before = get(api, f"/v1/reservations/{key}", **ALPINE)
     odd = api.post("/__mock__/simulate/reservation", json={"id": key, "num_nights": "seven"})
     assert odd.status_code == 400 and "num_nights" in odd.json()["error"]
-    assert api.get("/__mock__/sessions/default").json() == before
+    assert get(api, f"/v1/reservations/{key}", **ALPINE) == before
 
 
 def test_resolving_reopening_and_closing_a_ticket_move_its_conversation(api: TestClient
