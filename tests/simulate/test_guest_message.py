@@ -244,3 +244,37 @@ def test_resolving_reopening_and_closing_a_ticket_move_its_conversation(api: Tes
                      updated_since=moved.json()["data"]["updated_at"], **ALPINE)
         assert [c["id"] for c in polled] == [FELIX], action
         assert polled[0]["updated_at"] > before
+
+
+def test_contact_and_channel_choose_the_sender_and_the_first_created_agent_answers(
+        api: TestClient) -> None:
+    harbor = {"workspace_id": "ws_harborview"}
+    done = guest(api, contact_id="ph_emma_clarke", channel="email", body="Invoice please",
+                 attachments=[{"url": "https://files.example.com/a.pdf",
+                               "content_type": "application/pdf", "name": "a.pdf"}])
+    assert done["conversation_id"] == "ph_emma_clarke"
+    messages = get(api, "/v1/conversations/ph_emma_clarke/messages", limit=100, **harbor)
+    [message] = [m for m in messages if m["id"] == done["message_id"]]
+    assert message["channel"] == "email" and message["attachments"][0]["name"] == "a.pdf"
+    contact = get(api, "/v1/contacts/ph_emma_clarke", **harbor)
+    assert message["sender"]["external_id"] == next(
+        c["value"] for c in contact["channels"] if c["type"] == "email")
+    stored = api.get("/__mock__/records/contacts/ph_emma_clarke").json()["data"]
+    assert stored["last_channel"] == "email"
+    # whatsapp: ag_harbor_concierge (created 2026-05-01) and ag_harbor_night_owl both match
+    done = guest(api, contact_id="ph_emma_clarke", channel="whatsapp", body="Hi again")
+    assert done["agent_id"] == "ag_harbor_concierge"
+    # an owner's message: the owner agent is inactive, nothing runs
+    done = guest(api, conversation_id="ph_grace_whitfield", body="Statement?")
+    assert done["run_id"] is None and done["mode"] is None
+    refused = guest(api, 400, conversation_id=FELIX, body="x",
+                    attachments=[{"url": "https://files.example.com/a.pdf"}])
+    assert "attachments" in refused["error"]
+
+
+def test_an_inactive_agent_does_not_answer(api: TestClient) -> None:
+    moved = api.patch("/v1/agents/ag_alpine_host", params=ALPINE,
+                      json={"operation_mode": "inactive"})
+    assert moved.status_code == 200, moved.text
+    done = guest(api, conversation_id=FELIX, body="Anyone?")
+    assert done["run_id"] is None and done["mode"] is None
