@@ -29,7 +29,15 @@ from ..data.fixtures import record_check
 from .context import public
 from .errors import BadRequest, NotFound
 from .handlers._common import preview
-from .progression import MOCK_TABLE, _stamp, dispatch_execution, in_schedule, new_run
+from .progression import (
+    CLOCK_LOG,
+    MAX_LOGGED,
+    MOCK_TABLE,
+    _stamp,
+    dispatch_execution,
+    in_schedule,
+    new_run,
+)
 from .replies import OPEN_TICKET, PENDING_REPLIES, deliver_due
 from .store import Record, Store
 
@@ -37,12 +45,20 @@ if TYPE_CHECKING:
     from .app import MockApp
     from .state import MockState
 
-__all__ = ["answering_agent", "guest_message", "reservation", "workflow_trigger"]
+__all__ = ["answering_agent", "guest_message", "log_caused", "reservation", "workflow_trigger"]
 
 # Inferred (I12): what a reservation's change starts, by the workflow trigger it matches.
 STATUS_TRIGGERS = {"cancelled": "RESERVATION_CANCELLED"}
 DEFAULT_RESPONSE = "Thanks for your message. I've looked into it and everything is set."
 PROPOSED = "pending"  # proposal_outcome of a proposal nobody acted on yet (I6)
+
+
+def log_caused(store: Store, entries: list[dict[str, Any]]) -> None:
+    """Keep what an event caused in the session's log of caused work (progression's: the
+    inspector and `GET /__mock__/progression` list it, `caused`), oldest first."""
+    if entries:
+        log = store.get(MOCK_TABLE, CLOCK_LOG) or {"id": CLOCK_LOG, "entries": []}
+        store.insert(MOCK_TABLE, {**log, "entries": [*log["entries"], *entries][-MAX_LOGGED:]})
 
 
 # -- the message trigger --------------------------------------------------------------------
@@ -253,12 +269,17 @@ def _write_guest_message(store: Store, contact: Record, conversation: Record | N
         "contact_id": contact["id"], "ticket_id": ticket["id"], "run_id": None,
         "agent_id": None, "escalation_id": None, "sent_message_id": None,
         "reply_due_at": None, "mode": None}
+    event = f"simulated guest message {message['id']} on {channel} ({conversation['id']})"
+    caused = [{"at": now, "table": "messages", "id": message["id"], "cause": event},
+              {"at": now, "table": "tickets", "id": ticket["id"], "cause": event}]
     if contact.get("ai_paused") or conversation.get("ai_paused"):
         result["mode"] = "ai_paused"
+        log_caused(store, caused)
         return result
     found = answering_agent(store, contact["workspace_id"], contact.get("inbox_type_id"),
                             channel)
     if found is None:
+        log_caused(store, caused)
         return result
     agent, trigger = found
     payload = {"contact_id": contact["id"], "conversation_id": conversation["id"],
@@ -329,6 +350,18 @@ def _write_guest_message(store: Store, contact: Record, conversation: Record | N
         progress["outcome"] = outcome
         store.update("agent_runs", run["id"], {"_progress": progress})
     store.update("tickets", ticket["id"], {"ai_participated": True})
+    trigger_cause = f"{event}: message trigger {trigger['id']} of {agent['id']}"
+    caused.append({"at": now, "table": "agent_runs", "id": run["id"],
+                   "cause": f"{trigger_cause} ({result['mode']})"})
+    if result["escalation_id"]:
+        caused.append({"at": now, "table": "escalations", "id": result["escalation_id"],
+                       "cause": f"{trigger_cause}: an escalating outcome"})
+    if result["sent_message_id"]:
+        caused.append({"at": result["reply_due_at"], "table": "messages",
+                       "id": result["sent_message_id"],
+                       "cause": f"{trigger_cause}: the autopilot reply, due after "
+                                f"{agent.get('custom_response_delay_ms') or 0} ms"})
+    log_caused(store, caused)
     return result
 
 
@@ -406,6 +439,13 @@ def reservation(mock: MockApp, state: MockState, body: Mapping[str, Any]) -> dic
         stored = store.insert("reservations", record)
         trigger = workflow_trigger(before, stored)
         executions = _start_workflows(store, workspace_id, trigger, stored) if trigger else []
+        event = (f"simulated reservation {stored['id']} "
+                 f"({'new' if before is None else 'changed'}, {stored.get('status')})")
+        log_caused(store, [{"at": now, "table": "reservations", "id": stored["id"],
+                            "cause": event}] + [
+            {"at": now, "table": "workflow_executions", "id": e["execution_id"],
+             "cause": f"{event}: {trigger} of workflow {e['workflow_id']}"}
+            for e in executions])
         return {"reservation": public(stored), "trigger": trigger,
                 "execution_ids": [e["execution_id"] for e in executions],
                 "created": before is None}

@@ -278,3 +278,20 @@ def test_an_inactive_agent_does_not_answer(api: TestClient) -> None:
     assert moved.status_code == 200, moved.text
     done = guest(api, conversation_id=FELIX, body="Anyone?")
     assert done["run_id"] is None and done["mode"] is None
+
+
+def test_what_an_event_caused_is_listed_with_its_cause(api: TestClient) -> None:
+    at(api, NOON_VIENNA)
+    done = guest(api, conversation_id=FELIX, body="Sauna?")
+    caused = api.get("/__mock__/progression").json()["caused"]
+    by_id = {entry["id"]: entry for entry in caused}
+    assert by_id[done["message_id"]]["cause"].startswith(
+        f"simulated guest message {done['message_id']} on email")
+    assert "(autopilot)" in by_id[done["run_id"]]["cause"]
+    assert by_id[done["sent_message_id"]]["at"] == done["reply_due_at"]
+    booked = api.post("/__mock__/simulate/reservation", json={
+        "workspace_id": "ws_alpine", "contact_id": FELIX, "status": "confirmed",
+        "arrival_date": "2027-01-09", "departure_date": "2027-01-16"}).json()["data"]
+    caused = api.get("/__mock__/progression").json()["caused"]
+    [started] = [e for e in caused if e["id"] == booked["execution_ids"][0]]
+    assert "RESERVATION_NEW of workflow wf_ski_pass_v2" in started["cause"]
