@@ -221,3 +221,19 @@ def test_simulate_guest_message_and_reservation(mock_control: MockControl, api: 
     with pytest.raises(Refused) as refused:
         mock_control.simulate("reservation", {"id": "rs_nope", "status": "cancelled"})
     assert refused.value.status == 404
+
+
+def test_simulate_call_helpdesk_and_delivery(mock_control: MockControl, api: Any) -> None:
+    from mockserver.engine.progression import Refused
+
+    call = mock_control.simulate("call", {"contact_id": "ph_tom_gallagher", "duration_ms": 1000})
+    assert call["conversation_id"] == "ph_tom_gallagher"
+    synced = mock_control.simulate("helpdesk-ticket", {"id": "hd_emma_clarke_zendesk",
+                                                       "status": "open"})
+    assert synced["status"] == "open"
+    with pytest.raises(Refused) as refused:
+        mock_control.simulate("delivery", {"message_id": "ms_nope", "status": "read"})
+    assert refused.value.status == 404 and "message_id" in str(refused.value)
+    with pytest.raises(Refused) as refused:  # an inbound message is not delivered
+        mock_control.simulate("delivery", {"message_id": "ms_felix_huber_01", "status": "read"})
+    assert refused.value.status in (400, 409)

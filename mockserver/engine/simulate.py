@@ -45,9 +45,10 @@ if TYPE_CHECKING:
     from .app import MockApp
     from .state import MockState
 
-__all__ = ["answering_agent", "guest_message", "log_caused", "reservation", "workflow_trigger"]
+__all__ = ["answering_agent", "call_ended", "guest_message", "helpdesk_synced", "log_caused",
+           "reservation", "workflow_trigger"]
 
-# Inferred (I12): what a reservation's change starts, by the workflow trigger it matches.
+# Inferred (I11): what a reservation's change starts, by the workflow trigger it matches.
 STATUS_TRIGGERS = {"cancelled": "RESERVATION_CANCELLED"}
 DEFAULT_RESPONSE = "Thanks for your message. I've looked into it and everything is set."
 PROPOSED = "pending"  # proposal_outcome of a proposal nobody acted on yet (I6)
@@ -369,7 +370,7 @@ def _write_guest_message(store: Store, contact: Record, conversation: Record | N
 
 
 def workflow_trigger(before: Record | None, after: Record) -> str | None:
-    """The workflow trigger a reservation's sync fires (I11, I12): RESERVATION_NEW for a new
+    """The workflow trigger a reservation's sync fires (I11): RESERVATION_NEW for a new
     one, RESERVATION_CANCELLED when its status becomes cancelled; None otherwise."""
     if before is None:
         return "RESERVATION_CANCELLED" if after.get("status") == "cancelled" else \
@@ -511,3 +512,145 @@ def _start_workflows(store: Store, workspace_id: str, trigger: str, reservation:
         started.append(store.insert("workflow_executions",
                                     dispatch_execution(store, record, now)))
     return started
+
+
+# -- a call ending, a helpdesk ticket synced, a delivery outcome (DECISIONS I12) -------------
+
+
+def _phone(contact: Record) -> str | None:
+    return next((c["value"] for c in contact.get("channels") or ()
+                 if c.get("type") in ("sms", "whatsapp", "phone")), None)
+
+
+def call_ended(mock: MockApp, state: MockState, body: Mapping[str, Any]) -> dict[str, Any]:
+    """A call ended (the voice provider's record): on the contact's conversation and its open
+    ticket, with the transcript and summary given. The call as stored."""
+    store = state.store
+    contact = store.get("contacts", str(body["contact_id"]))
+    if contact is None:
+        raise NotFound(f"body field 'contact_id': contact {body['contact_id']!r} not found",
+                       reason="no_record")
+    conversation = store.get("conversations", contact["id"])
+    if conversation is None:
+        raise NotFound(f"body field 'contact_id': contact {contact['id']!r} has no "
+                       "conversation", reason="no_record")
+    template = next(iter(state.dataset.tables.get("calls", {}).values()), {})
+    check = record_check(mock.spec)
+    mock.sessions.check_room(state, mock.sessions.record_bytes)
+
+    def write(store: Store) -> dict[str, Any]:
+        now = store.now()
+        duration = int(body.get("duration_ms", 0))
+        open_ticket = next((t for t in sorted(
+            store.find("tickets", lambda t: t.get("conversation_id") == conversation["id"]
+                       and t.get("status") in OPEN_TICKET),
+            key=lambda t: (t["created_at"], t["id"]), reverse=True)), None)
+        inbound = body.get("direction", "inbound") == "inbound"
+        guest_phone, line = _phone(contact), str(template.get("to_phone") or "+10000000000")
+        key = store.new_id("ce")
+        missed = bool(body.get("is_missed", False))
+        record = {
+            "id": key, "workspace_id": contact["workspace_id"], "contact_id": contact["id"],
+            "conversation_id": conversation["id"],
+            "ticket_id": open_ticket["id"] if open_ticket else None,
+            "call_id": f"call-{key[-12:]}", "direction": "inbound" if inbound else "outbound",
+            "from_phone": guest_phone if inbound else line,
+            "to_phone": line if inbound else guest_phone,
+            "source": template.get("source", "retell"), "is_missed": missed,
+            "transfer_status": None, "duration_ms": duration, "sentiment": None,
+            "summary": None, "recording_url": None,
+            "started_at": _stamp(max(0, store.clock.now_ms() - duration)), "created_at": now,
+            "call_status": {"success": not missed, "is_voicemail_reached": False,
+                            "is_transferred": False},
+            "transcript": [],
+        }
+        record.update({k: v for k, v in body.items() if k != "contact_id"})
+        problem = check.schema_problem("calls", record)
+        if problem is not None:
+            raise BadRequest(f"body: {problem}")
+        stored = store.insert("calls", record)
+        store.update("conversations", conversation["id"], {"updated_at": now})
+        log_caused(store, [{"at": now, "table": "calls", "id": key,
+                            "cause": f"simulated call ending on {conversation['id']}"}])
+        return public(stored)
+
+    result: dict[str, Any] = state.write(write)
+    return {"data": result}
+
+
+def helpdesk_synced(mock: MockApp, state: MockState, body: Mapping[str, Any]
+                    ) -> dict[str, Any]:
+    """An upstream helpdesk ticket synced: the mirror with `id` changes (status, priority,
+    assignee ...), `last_external_update_at` the clock's; without `id` a new mirror
+    (`contact_id`, `connection_id`, `external_ticket_id`, `subject`, `status`)."""
+    store = state.store
+    fields = dict(body)
+    key = fields.get("id")
+    before = None
+    if key is not None:
+        before = store.get("helpdesk_tickets", key)
+        if before is None:
+            raise NotFound(f"body field 'id': helpdesk ticket {key!r} not found (leave 'id' "
+                           "out to mirror a new one)", reason="no_record")
+        for name in ("workspace_id", "contact_id", "connection_id", "external_ticket_id"):
+            if name in fields and fields[name] != before.get(name):
+                raise BadRequest(f"body field {name!r}: the mirror's {name} is "
+                                 f"{before.get(name)!r}; it does not change")
+    else:
+        for name in ("contact_id", "connection_id", "external_ticket_id", "subject", "status"):
+            if name not in fields:
+                raise BadRequest(f"body field {name!r} is required for a new helpdesk ticket")
+    contact = store.get("contacts", str(fields.get("contact_id", (before or {}).get(
+        "contact_id"))))
+    if contact is None:
+        raise NotFound(f"body field 'contact_id': contact {fields.get('contact_id')!r} not "
+                       "found", reason="no_record")
+    ticket_id = fields.get("ticket_id", (before or {}).get("ticket_id"))
+    if ticket_id is None:
+        # The mirror links the contact's ticket (the document requires one): the latest.
+        tickets = sorted(store.find("tickets", lambda t: t.get("contact_id") == contact["id"]),
+                         key=lambda t: (t["created_at"], t["id"]))
+        if not tickets:
+            raise BadRequest(f"body field 'ticket_id' is required: contact {contact['id']!r} "
+                             "has no ticket to link")
+        ticket_id = tickets[-1]["id"]
+    linked = store.get("tickets", str(ticket_id))
+    if linked is None or linked.get("contact_id") != contact["id"]:
+        raise BadRequest(f"body field 'ticket_id': {ticket_id!r} is not a ticket of contact "
+                         f"{contact['id']!r}")
+    template = before or next(iter(state.dataset.tables.get("helpdesk_tickets", {}).values()),
+                              {})
+    check = record_check(mock.spec)
+    mock.sessions.check_room(state, mock.sessions.record_bytes)
+
+    def write(store: Store) -> dict[str, Any]:
+        now = store.now()
+        record = {**template, **fields, "last_external_update_at": now}
+        if before is None:
+            name = " ".join(p for p in (contact.get("first_name"), contact.get("last_name"))
+                            if p)
+            email = next((c["value"] for c in contact.get("channels") or ()
+                          if c.get("type") == "email"), None)
+            record.update({"id": store.new_id("hd"), "workspace_id": contact["workspace_id"],
+                           "created_at": now, "ticket_id": ticket_id,
+                           "description": fields.get("description", ""),
+                           "tags": fields.get("tags", []),
+                           # unassigned upstream (the document requires strings)
+                           "external_group_id": fields.get("external_group_id", ""),
+                           "external_assignee_id": fields.get("external_assignee_id", ""),
+                           "requester": fields.get("requester", {
+                               "external_id": f"req-{contact['id']}", "name": name,
+                               "email": email or ""})})
+        problem = check.schema_problem("helpdesk_tickets", record) or check.dangling(
+            "helpdesk_tickets", record,
+            lambda target, k: isinstance(k, str) and store.get(target, k) is not None)
+        if problem is not None:
+            raise BadRequest(f"body: {problem}")
+        stored = store.insert("helpdesk_tickets", record)
+        log_caused(store, [{"at": now, "table": "helpdesk_tickets", "id": stored["id"],
+                            "cause": "simulated helpdesk sync "
+                                     f"({'new' if before is None else 'changed'})"}])
+        return public(stored)
+
+    result: dict[str, Any] = state.write(write)
+    return {"data": result}

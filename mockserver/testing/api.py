@@ -105,6 +105,23 @@ class SimulateControl:
         `{"reservation", "trigger", "execution_ids", "created"}`."""
         return self._control.simulate("reservation", dict(fields))
 
+    def call_ended(self, contact_id: str, **fields: Any) -> dict[str, Any]:
+        """A call ended on the contact's conversation (`duration_ms`, `transcript`,
+        `summary` ...): the call as stored."""
+        return self._control.simulate("call", {"contact_id": contact_id, **fields})
+
+    def helpdesk_ticket(self, **fields: Any) -> dict[str, Any]:
+        """A helpdesk ticket synced from upstream: `id` changes a mirror, without it a new one."""
+        return self._control.simulate("helpdesk-ticket", dict(fields))
+
+    def delivery(self, message_id: str, status: str, error: str | None = None
+                 ) -> dict[str, Any]:
+        """The provider's delivery outcome for an outbound message (delivered, read, failed)."""
+        body: dict[str, Any] = {"message_id": message_id, "status": status}
+        if error is not None:
+            body["error"] = error
+        return self._control.simulate("delivery", body)
+
 
 class MockApi:
     """The handle a test gets: where the API is, who may call it, and (mock only) its state.

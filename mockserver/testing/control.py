@@ -317,7 +317,9 @@ class MockControl(Control):
     def scripts(self) -> dict[str, Any]:
         return dict(self.call("listScripts")["data"])
 
-    _SIMULATE = {"guest-message": "simulateGuestMessage", "reservation": "simulateReservation"}
+    _SIMULATE = {"guest-message": "simulateGuestMessage", "reservation": "simulateReservation",
+                 "call": "simulateCallEnded", "helpdesk-ticket": "simulateHelpdeskSync",
+                 "delivery": "simulateDelivery"}
 
     def simulate(self, event: str, body: dict[str, Any]) -> dict[str, Any]:
         found = self._progression_call(self._SIMULATE[event], body=body)

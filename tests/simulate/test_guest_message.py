@@ -4,34 +4,14 @@ autopilot schedule, escalation), and a reservation synced (workflows started).""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
-import pytest
-from conftest import FROZEN_AT
 from starlette.testclient import TestClient
-
-from mockserver.engine.app import Config, MockApp
-from mockserver.standalone.server import create_app
-from tests.test_sessions import Checked, auth
 
 FELIX = "ph_felix_huber"  # ws_alpine, email, open ticket xd_felix_huber_ski_passes
 ALPINE = {"workspace_id": "ws_alpine"}
 NOON_VIENNA = "2026-11-01T12:00:00.000Z"  # 13:00 in Vienna (CET), a Sunday
 NIGHT_VIENNA = "2026-11-01T22:00:00.000Z"  # 23:00 in Vienna: outside 07:00-21:00
-
-
-@pytest.fixture(scope="module")
-def module_mock() -> MockApp:
-    return MockApp(Config(frozen_clock=FROZEN_AT, self_check=True))
-
-
-@pytest.fixture
-def api(module_mock: MockApp) -> Iterator[TestClient]:
-    module_mock.sessions.clear()
-    module_mock.reset()
-    with Checked(create_app(mock=module_mock), headers=auth()) as client:
-        yield client
 
 
 def guest(api: TestClient, status: int = 200, **body: Any) -> dict[str, Any]:
