@@ -534,6 +534,16 @@ def call_ended(mock: MockApp, state: MockState, body: Mapping[str, Any]) -> dict
     if conversation is None:
         raise NotFound(f"body field 'contact_id': contact {contact['id']!r} has no "
                        "conversation", reason="no_record")
+    for name in ("id", "workspace_id", "conversation_id", "created_at"):
+        if name in body:
+            raise BadRequest(f"body field {name!r}: set by the mock (the call's own id, the "
+                             "contact's workspace and conversation, the clock)")
+    ticket_id = body.get("ticket_id")
+    if ticket_id is not None:
+        linked = store.get("tickets", str(ticket_id))
+        if linked is None or linked.get("conversation_id") != conversation["id"]:
+            raise BadRequest(f"body field 'ticket_id': {ticket_id!r} is not a ticket of "
+                             f"conversation {conversation['id']!r}")
     template = next(iter(state.dataset.tables.get("calls", {}).values()), {})
     check = record_check(mock.spec)
     mock.sessions.check_room(state, mock.sessions.record_bytes)

@@ -35,6 +35,12 @@ def test_a_call_ends_on_the_contacts_conversation_and_open_ticket(api: TestClien
     assert "contact_id" in refused["error"]
     refused = post(api, "call", {"contact_id": "ph_tom_gallagher", "sentiment": 5}, 400)
     assert "sentiment" in refused["error"]
+    refused = post(api, "call", {"contact_id": "ph_tom_gallagher",
+                                 "id": "ce_tom_gallagher_lost_items"}, 400)  # not overwritten
+    assert "'id'" in refused["error"]
+    refused = post(api, "call", {"contact_id": "ph_tom_gallagher",
+                                 "ticket_id": "xd_felix_huber_ski_passes"}, 400)
+    assert "ticket_id" in refused["error"]
 
 
 def test_a_helpdesk_ticket_syncs_from_upstream(api: TestClient) -> None:
