@@ -1,4 +1,4 @@
-# The mock as a container image (README "Container"): `python -m mockserver serve` on
+# The mock as a container image (docs/getting-started/container.md): `python -m mockserver serve` on
 # 0.0.0.0:8080, configured by MOCK_API_* variables (one per serve option), fixtures mountable
 # at /fixtures, stopped cleanly by SIGTERM.
 # BASE is any image with python3 (3.11+) and its venv module: the official slim image by

@@ -1,4 +1,4 @@
-# The conformance gate as a container (README "Container"): `python -m mockserver conform`
+# The conformance gate as a container (docs/getting-started/container.md): `python -m mockserver conform`
 # as the entrypoint, run against a team's server:
 #   docker build -f docker/gate.Dockerfile -t workspace-api-gate .
 #   docker run --rm workspace-api-gate --base-url https://staging.example --token TOKEN

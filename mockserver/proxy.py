@@ -150,9 +150,24 @@ def _closing(client: httpx.AsyncClient) -> Any:
     return lifespan
 
 
+# What the proxy holds of one exchange (DECISIONS H34): a request body as `serve` allows one
+# (413 past it, nothing forwarded), an upstream answer up to MAX_RESPONSE_BYTES (502 past it).
+# Request heads are limited as `serve` limits them (its protocol, PROTOCOL below).
+MAX_BODY_BYTES = 1_048_576
+MAX_RESPONSE_BYTES = 64 * 1024 * 1024
+PROTOCOL = "mockserver.standalone.protocol:GuardedHttpToolsProtocol"
+
+
+def _error(status: int, message: str) -> Response:
+    return Response(message_body(message), status_code=status,
+                    media_type="application/json")
+
+
 def create_proxy_app(upstream: str, *, spec_path: str | None = None,
                      transport: httpx.AsyncBaseTransport | None = None,
-                     timeout: float = 30.0, keep: int = 1000) -> Starlette:
+                     timeout: float = 30.0, keep: int = 1000,
+                     max_body_bytes: int = MAX_BODY_BYTES,
+                     max_response_bytes: int = MAX_RESPONSE_BYTES) -> Starlette:
     """A Starlette app forwarding everything to `upstream` and validating it (see module doc).
     `transport` replaces the network (tests pass an in-process ASGI transport)."""
     validator = ProxyValidator(load_spec(spec_path), keep=keep)
@@ -170,7 +185,16 @@ def create_proxy_app(upstream: str, *, spec_path: str | None = None,
 
     async def forward(request: Request) -> Response:
         method, path = request.method, request.url.path
-        body = await request.body()
+        declared = request.headers.get("content-length", "")
+        if declared.isdigit() and int(declared) > max_body_bytes:
+            return _error(413, f"request body is larger than {max_body_bytes} bytes")
+        chunks, size = [], 0
+        async for chunk in request.stream():
+            size += len(chunk)
+            if size > max_body_bytes:
+                return _error(413, f"request body is larger than {max_body_bytes} bytes")
+            chunks.append(chunk)
+        body = b"".join(chunks)
         operation, raw_path, unknown = validator.match(method, path)
         if unknown is not None:
             validator.report("request", method, path, None, None, [unknown])
@@ -184,8 +208,19 @@ def create_proxy_app(upstream: str, *, spec_path: str | None = None,
                                         headers=headers, content=body)
         try:
             upstream_response = await client.send(outgoing, stream=True)
-            raw = b"".join([chunk async for chunk in upstream_response.aiter_raw()])
-            await upstream_response.aclose()
+            parts, held = [], 0
+            try:
+                async for part in upstream_response.aiter_raw():
+                    held += len(part)
+                    if held > max_response_bytes:
+                        validator.report("upstream", method, path, operation, None,
+                                         [f"answer larger than {max_response_bytes} bytes"])
+                        return _error(502, f"proxy: the upstream answer is larger than "
+                                           f"{max_response_bytes} bytes")
+                    parts.append(part)
+            finally:
+                await upstream_response.aclose()
+            raw = b"".join(parts)
         except httpx.HTTPError as exc:
             validator.report("upstream", method, path, operation, None,
                              [f"upstream unreachable: {exc!r}"])
@@ -241,5 +276,5 @@ def main(argv: list[str] | None = None, prog: str = "python -m mockserver proxy"
     args = parser.parse_args(argv)
     configure_logging(args.log_format)
     app = create_proxy_app(args.upstream, spec_path=args.spec)
-    uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
+    uvicorn.run(app, host=args.host, port=args.port, log_level="warning", http=PROTOCOL)
     return 0

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from conftest import auth
+from conftest import SHARED_SUITE, auth
 from starlette.testclient import TestClient
 
 from mockserver.engine.app import MockApp
@@ -192,6 +192,26 @@ def test_transition_and_scripts(mock_control: MockControl, api: Any) -> None:
     with pytest.raises(Refused) as refused:
         mock_control.script("workflows", "wf_none", [])
     assert refused.value.status == 404
+
+
+# -- shared state: a control call first applies what other workers changed -------------------
+
+@pytest.mark.skipif(not SHARED_SUITE, reason="needs two workers of a shared state "
+                    "(MOCK_TEST_SHARED_STATE=1)")
+@pytest.mark.parametrize("transport", ["in_process", "http"])
+def test_a_control_call_sees_what_another_worker_changed(
+        mock: MockApp, second_worker: MockApp, transport: str) -> None:
+    from mockserver.testing.control import ControlClient, HttpControl, InProcessControl
+    from mockserver.testing.transport import SyncASGITransport
+
+    InProcessControl(second_worker).advance_clock(60)  # appended by the other worker
+    if transport == "in_process":
+        control: MockControl = InProcessControl(mock)
+    else:
+        client = ControlClient("http://mock.test",
+                               transport=SyncASGITransport(create_app(mock=mock)))
+        control = HttpControl(client, "default")
+    assert control.clock()[0] == "2026-11-01T12:01:00.000Z"
 
 
 # -- simulated inbound events (issue 41) -------------------------------------------------------

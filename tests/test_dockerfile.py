@@ -1,4 +1,4 @@
-"""The container files read as README "Container" says, without Docker (tests/container
+"""The container files read as docs/getting-started/container.md says, without Docker (tests/container
 builds and runs them): the image's promises in the Dockerfile, the gate's build stage the
 mock's (so the build cache shares it), compose.yaml's replicas on one Redis."""
 

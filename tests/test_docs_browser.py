@@ -125,3 +125,32 @@ def test_inspector_lists_what_the_clock_caused(browser, mock_api) -> None:
     item.wait_for(timeout=10_000)
     assert "2026-11-02T09:00:00.000Z agent_runs" in item.inner_text()
     page.close()
+
+
+def test_inspector_marks_a_tool_run_and_shows_its_logs(browser, mock_api) -> None:
+    """Issue 42 (DECISIONS T15): a custom tool's run, journaled with its logs and time."""
+    page = browser.new_page()
+    page.goto(mock_api.base_url + "/__mock__/inspector")
+    page.wait_for_selector("text=live", timeout=10_000)
+    client = mock_api.client()
+    made = client.post("/v1/custom-tools", json={
+        "workspace_id": mock_api.workspaces.primary, "name": "printing-tool",
+        "description": "prints", "language": "python", "parameters": {},
+        "code": "def main(**params):\n    print('hello from the tool')\n"
+                "    return {'message': 'ok'}\n"}).json()["data"]
+    assert client.post(f"/v1/custom-tools/{made['id']}/run", json={}).json()["data"]["success"]
+    failing = client.post("/v1/custom-tools/kg_harbor_tides/run",
+                          json={"parameters": {"date": "not a date"}}).json()["data"]
+    assert failing["success"] is False
+    ran = page.locator("tr.entry", has_text=f"/v1/custom-tools/{made['id']}/run")
+    ran.wait_for(timeout=10_000)
+    assert re.fullmatch(r"tool ran \d+ ms", ran.locator(".mark.tool").inner_text())
+    ran.click()
+    logs = page.locator(f"tr.entry:has-text('/v1/custom-tools/{made['id']}/run') + tr.detail "
+                        "pre.tool-logs")
+    assert "hello from the tool" in logs.inner_text()
+    failed = page.locator("tr.entry", has_text="/v1/custom-tools/kg_harbor_tides/run")
+    failed.wait_for(timeout=10_000)
+    assert failed.locator(".mark.tool.failed").inner_text().startswith(
+        "tool failed") and "ValueError" in failed.locator(".mark.tool.failed").inner_text()
+    page.close()

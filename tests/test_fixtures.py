@@ -486,13 +486,13 @@ def test_insert_checked_refuses_what_the_loader_refuses(spec: Spec, tmp_path: Pa
 
 def test_a_reference_no_schema_types_is_refused_not_crashed_on(spec: Spec,
                                                               tmp_path: Path) -> None:
-    """An internal reference field (`_workspace_id`, no schema rule) holding a list: the
-    loader names it as a key of nothing (it raised TypeError before)."""
+    """An internal reference field (`_workspace_id`) holding a list: the loader names the
+    field and its shape (tables.INTERNAL_FIELDS; it raised TypeError before)."""
     from mockserver.engine.app import MockApp
 
     role = dict(next(iter(MockApp().store.all("roles"))))
     (tmp_path / "roles.yaml").write_text(yaml.safe_dump([{**role, "_workspace_id": ["x"]}]))
-    with pytest.raises(FixtureError, match=r"field '_workspace_id': \['x'\] is not a key"):
+    with pytest.raises(FixtureError, match=r"field '_workspace_id': \[\"x\"\] is not of type"):
         load_dataset([default_fixtures_dir(), tmp_path], spec=spec)
 
 

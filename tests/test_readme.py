@@ -1,23 +1,38 @@
-"""The READMEs' shell blocks, run as written against a real `serve` on loopback.
+"""The documentation's shell samples, run as written against a real `serve` on loopback, and
+the rules that keep every code sample a file CI runs.
 
-Every fenced shell block (```sh, ```bash, ```shell or a bare ```) of README.md,
-mockserver/conform/README.md and examples/*/README* carries an HTML comment right above it,
-which the rendered page does not show:
+README.md and the docs pages (`docs/**/*.md`, built by MkDocs) hold no sample of their own:
 
-    <!-- readme-test: skip WHY -->             not run here, and why (a synopsis, a full CI run)
+- a page's sample fence (`python`, `sh`, `bash`, `shell`, `console`, bare, `yaml`,
+  `javascript`, `typescript` ...: SAMPLE_LANGUAGES) holds only snippet lines,
+  `--8<-- "docs/snippets/NAME"` (pymdownx.snippets includes the file when the site is built);
+  output and synopses go in `text` fences;
+- README.md, which GitHub shows unbuilt, holds copies: each of its code blocks is exactly the
+  content of a file under docs/snippets/;
+- every shell snippet (`docs/snippets/*.sh`) has an entry in `docs/snippets/checks.yaml`:
 
-    <!-- readme-test: run [serve OPTIONS]      run against `python -m mockserver serve OPTIONS`
-    200                                        one line per command of the block, in order:
-    201 "count":null                           the HTTP status its curl answered (or `exit N`,
-    exit 0                                     the command's exit status) and, optionally, text
-    -->                                        its output must contain
+      NAME.sh:
+        serve: [OPTIONS]          run against `python -m mockserver serve OPTIONS`
+        expect:                   one line per command of the snippet, in order: the HTTP
+          - '200'                 status its curl answered (or `exit N`, the command's exit
+          - '201 "count":null'    status) and, optionally, text its output must contain
+          - 'exit 0'
+      OTHER.sh:
+        skip: WHY                 not run here, and why (runs until stopped, needs Docker)
+
+mockserver/conform/README.md and examples/*/README* (not part of the site's own pages) keep
+the older convention: an HTML comment right above each shell block,
+
+    <!-- readme-test: skip WHY -->  or  <!-- readme-test: run [serve OPTIONS]
+    200 ...                                (the same expectation lines)
+    -->
 
 A command is a line of the block (lines ending in `\\` continue it); blank and comment lines
 are not commands. Each run block gets a fresh server on a free loopback port: `:8080` in a
 command is replaced by that port, and nothing else is changed. `curl` is the system's, with a
 `--write-out` added that reports the status on stderr (stdout stays as the reader sees it);
-`python` is the test's interpreter. A block without a comment, or a comment whose lines do
-not match the block's commands, fails the test, so a README change cannot skip it silently.
+`python` is the test's interpreter. A block without an entry or comment, or whose expectations
+do not match its commands, fails the test, so a change cannot skip it silently.
 """
 
 from __future__ import annotations
@@ -35,17 +50,71 @@ from pathlib import Path
 
 import httpx
 import pytest
+import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
+DOCS = ROOT / "docs"
+SNIPPETS = DOCS / "snippets"
+CHECKS = SNIPPETS / "checks.yaml"
 SHELL_LANGUAGES = {"", "sh", "bash", "shell", "console"}
+SAMPLE_LANGUAGES = SHELL_LANGUAGES | {"python", "py", "yaml", "yml", "javascript", "js", "mjs",
+                                      "typescript", "ts"}
 FENCE = re.compile(r"^```(\S*)\s*$")
 MARKER = re.compile(r"<!--\s*readme-test:\s*(.*?)-->\s*$", re.S)
+INCLUDE = re.compile(r'^--8<-- "([^"]+)"$')
 STATUS_MARK = "readme-test-status"
+README_MAX_LINES = 200
 
 
 def readmes() -> list[Path]:
-    found = [ROOT / "README.md", ROOT / "mockserver" / "conform" / "README.md"]
-    return found + sorted(ROOT.glob("examples/*/README*"))
+    """The files that keep the comment convention (the site's pages use snippets)."""
+    return [ROOT / "mockserver" / "conform" / "README.md",
+            *sorted(ROOT.glob("examples/*/README*"))]
+
+
+def pages() -> list[Path]:
+    """The site's Markdown: docs/ (drafts in docs/_incoming are not built) and README.md."""
+    return [ROOT / "README.md", *sorted(
+        p for p in DOCS.rglob("*.md")
+        if p.relative_to(DOCS).parts[0] not in ("_incoming", "snippets", "hooks"))]
+
+
+def fences(path: Path) -> list[tuple[int, str, list[str]]]:
+    """Every fenced block of a Markdown file: its line (1-based), language and lines."""
+    lines = path.read_text(encoding="utf-8").splitlines()
+    found = []
+    index = 0
+    while index < len(lines):
+        fence = FENCE.match(lines[index])
+        if fence is None:
+            index += 1
+            continue
+        end = next(i for i in range(index + 1, len(lines)) if lines[i].startswith("```"))
+        found.append((index + 1, fence.group(1).lower(), lines[index + 1:end]))
+        index = end + 1
+    return found
+
+
+def snippet_marker(entry: dict[str, object]) -> str:
+    """A checks.yaml entry in the comment convention's words (`run ...` or `skip WHY`)."""
+    if "skip" in entry:
+        return f"skip {entry['skip']}"
+    options = entry.get("serve") or []
+    expect = entry.get("expect") or []
+    assert isinstance(options, list) and isinstance(expect, list), entry
+    return "\n".join([" ".join(["run", *(["serve", *map(str, options)] if options else [])]),
+                      *map(str, expect)])
+
+
+def snippet_blocks() -> list[Block]:
+    checks = yaml.safe_load(CHECKS.read_text(encoding="utf-8")) or {}
+    blocks = []
+    for path in sorted(SNIPPETS.glob("*.sh")):
+        entry = checks.get(path.name)
+        lines = path.read_text(encoding="utf-8").splitlines()
+        blocks.append(Block(path, 1, None if entry is None else snippet_marker(entry),
+                            _commands(lines)))
+    return blocks
 
 
 @dataclass(frozen=True)
@@ -110,7 +179,7 @@ def _marker_above(lines: list[str], fence: int) -> str | None:
     return found.group(1).strip() if found else None
 
 
-ALL_BLOCKS = [block for path in readmes() for block in shell_blocks(path)]
+ALL_BLOCKS = [*snippet_blocks(), *(block for path in readmes() for block in shell_blocks(path))]
 RUN_BLOCKS = [b for b in ALL_BLOCKS if b.marker is not None and b.marker.startswith("run")]
 
 
@@ -157,6 +226,47 @@ def test_every_shell_block_is_marked() -> None:
                 f"{block.where}: {len(block.commands)} commands, "
                 f"{len(expectations(block)[1])} expectations")
     assert RUN_BLOCKS, "no README block is run"
+
+
+def test_every_shell_snippet_has_one_entry() -> None:
+    checks = yaml.safe_load(CHECKS.read_text(encoding="utf-8"))
+    names = {p.name for p in SNIPPETS.glob("*.sh")}
+    assert set(checks) == names, (f"checks.yaml without a snippet: {sorted(set(checks) - names)}; "
+                                  f"snippets without an entry: {sorted(names - set(checks))}")
+    for name, entry in checks.items():
+        assert set(entry) in ({"skip"}, {"serve", "expect"}), f"{name}: {entry}"
+
+
+def test_pages_include_their_samples() -> None:
+    """A docs page's code sample (Python, shell, YAML, JavaScript, TypeScript) is a file
+    (included when the site is built), never a copy; output and synopses are `text`."""
+    for page in pages()[1:]:
+        for line, language, body in fences(page):
+            if language not in SAMPLE_LANGUAGES:
+                continue
+            where = f"{page.relative_to(ROOT)}:{line}"
+            assert body, f"{where}: an empty sample"
+            for text in body:
+                found = INCLUDE.match(text.strip())
+                assert found, (f"{where}: a {language or 'bare'} fence holds {text!r}: put the "
+                               "sample in docs/snippets/ and include it (--8<-- \"PATH\")")
+                assert (ROOT / found.group(1)).is_file(), f"{where}: no file {found.group(1)}"
+
+
+def test_readme_is_a_front_page_of_snippet_copies() -> None:
+    """README.md: at most 200 lines, no test comments, every code block a snippet's content."""
+    readme = ROOT / "README.md"
+    text = readme.read_text(encoding="utf-8")
+    assert len(text.splitlines()) <= README_MAX_LINES, len(text.splitlines())
+    assert "readme-test" not in text and "<!--" not in text
+    snippets = {p.read_text(encoding="utf-8"): p.name for p in SNIPPETS.iterdir() if p.is_file()}
+    blocks = fences(readme)
+    assert any(language == "python" for _, language, _ in blocks)
+    for line, language, body in blocks:
+        content = "\n".join(body) + "\n"
+        assert content in snippets, (
+            f"README.md:{line}: this {language or 'bare'} block is not the content of a file "
+            "in docs/snippets/ (copy it from there, or add it there and to checks.yaml)")
 
 
 def test_the_marker_parser() -> None:

@@ -22,7 +22,7 @@ from typing import Any
 from .client import RunStopped
 from .discovery import discover
 from .export import export_failures
-from .gate import Gate, GateConfig
+from .gate import Gate, GateConfig, _duration
 from .laws import missing_law_walks
 from .plan import Step, plan_text
 from .registry import Skip, declare, fail, routines
@@ -126,6 +126,7 @@ def run(config: GateConfig) -> RunResult:
     families: list[str] = []
     plan = steps(config)
     ran: list[str] = []
+    before = 0
     with _stop_on_signals(gate):
         try:
             _preflight(gate)
@@ -133,6 +134,7 @@ def run(config: GateConfig) -> RunResult:
             gate.progress(f"discovery   {config.base_url}")
             gate.discovery = discover(gate)
             _check_workspace(gate)
+            before = gate.pacer.sent  # discovery's, before the plan's steps
             gate.progress(plan_text(gate, plan))
             for step in plan:
                 if step.skipped or gate.stopped or gate.pacer.stop_reason:
@@ -146,6 +148,10 @@ def run(config: GateConfig) -> RunResult:
             pass
         finally:
             gate.client.close()
+    if gate.estimate:  # the plan's estimate against what its steps sent
+        gate.progress(f"requests    {gate.pacer.sent - before} sent by the steps, the plan "
+                      f"estimated ~{gate.estimate - before}; "
+                      f"{_duration(time.monotonic() - started)} in all")
     gate.stopped = gate.stopped or gate.pacer.stop_reason
     not_run = [f"{step.name} ({'interrupted' if step.family in families else 'not reached'})"
                for step in plan if not step.skipped and step.name not in ran]

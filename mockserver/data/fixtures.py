@@ -37,7 +37,7 @@ from ..engine.store import Store
 from ..openapi.schemas import first_error
 from ..openapi.spec import Spec, data_dir
 from ..openapi.yamlload import load_yaml
-from .tables import TABLES
+from .tables import INTERNAL_FIELDS, TABLES
 
 __all__ = ["Dataset", "FixtureError", "RecordCheck", "default_fixtures_dir", "insert_checked",
            "load_dataset", "record_check"]
@@ -230,14 +230,20 @@ class RecordCheck:
                                           if r not in table_def.derived]
                 if single:
                     # Internal fields (`_x`) are never sent; anything else must be documented.
-                    # Allowing them in the schema checks records in place, without a copy.
+                    # Allowing them in the schema checks records in place, without a copy;
+                    # those the engine reads have their shape (INTERNAL_FIELDS).
                     schema["patternProperties"] = {"^_": {}}
+                    schema["properties"] = {**schema.get("properties", {}), **INTERNAL_FIELDS}
                 fields = None if single else frozenset(schema.get("properties", {}))
                 validators.append((self._selfcheck.validator_for_schema(schema), name, fields))
             # Several schemas: each record is projected onto each, so a field in none of them
             # would pass unnoticed: the fields they know between them.
             known = (frozenset().union(*(fields or () for _, _, fields in validators))
                      if len(validators) > 1 else None)
+            if not single:  # the internal fields, checked on the whole record
+                validators.append((self._selfcheck.validator_for_schema(
+                    {"type": "object", "properties": INTERNAL_FIELDS,
+                     "additionalProperties": True}), "internal fields", None))
             found = self._validators[table] = _Compiled(tuple(validators), known)
         return found
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-__all__ = ["TABLES", "Kinds", "TableDef"]
+__all__ = ["INTERNAL_FIELDS", "TABLES", "Kinds", "TableDef"]
 
 
 @dataclass(frozen=True)
@@ -63,6 +63,44 @@ class TableDef:
     derived: tuple[str, ...] = ()
     kinds: Kinds | None = None  # records of kinds the API treats apart (mock_api.add)
 
+
+# The internal fields the engine reads, and the JSON shape each must have wherever a record
+# carries it: fixtures, `mock_api.add` and `POST /__mock__/records` are refused (naming the
+# field) a value the engine could not read (DECISIONS H28: `_workspace_ids: {"ws": 1}` was
+# stored and every later read of the table answered 500). Other `_` fields stay free.
+_ID: dict[str, object] = {"type": "string", "minLength": 1}
+_IDS: dict[str, object] = {"type": "array", "items": _ID}
+_TEXT: dict[str, object] = {"type": ["string", "null"]}
+INTERNAL_FIELDS: dict[str, dict[str, object]] = {
+    "_workspace_id": _ID,
+    "_workspace_ids": _IDS,
+    "_mention_user_ids": _IDS,
+    "_rate_limit_per_minute": {"type": "integer", "minimum": 0},
+    "_tool_states": {"type": "object", "additionalProperties": {"type": "boolean"}},
+    "_sender_id": _TEXT,
+    "_channel_node_id": _TEXT,
+    "_subject": _TEXT,
+    "_deleted_at": _TEXT,
+    "_detached_triggers": {"type": "array"},
+    # Progression (engine/progression.py): a record's start (epoch ms) and outcome, whether
+    # robustness mode holds it, what caused it.
+    "_progress": {"type": ["object", "null"], "additionalProperties": False, "properties": {
+        "start": {"type": "integer", "minimum": -62135596800000, "maximum": 253402300799999},
+        "held": {"type": "boolean"},
+        "cause": {"type": "string"},
+        "outcome": {"type": "object", "additionalProperties": False, "properties": {
+            "status": {"type": "string"},
+            "error": _TEXT, "error_summary": _TEXT, "response": _TEXT, "reflection": _TEXT,
+            "proposal_outcome": _TEXT,
+            "disposition": {"type": "string"}, "disposition_reason": {"type": "string"},
+            "tool_trace": {"type": "array"},
+            "token_usage": {"type": "object", "required": ["input", "output"],
+                            "properties": {"input": {"type": "number", "minimum": 0},
+                                           "output": {"type": "number", "minimum": 0}}},
+            "duration_ms": {"type": "number", "minimum": 0},
+            "total_cost": {"type": "number", "minimum": 0},
+            "autopilot_sent": {"type": "boolean"}}}}},
+}
 
 _WS = {"workspace_id": "workspaces"}
 

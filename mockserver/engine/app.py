@@ -102,6 +102,15 @@ Around the pipeline, each in its own module:
 | `mockserver/cli.py` | the front door: `PARSED` (products adding their subcommands: `standalone/cli.py` `serve`, `fixtures generate`; `record/cli.py`), `OWN_LINE` (products parsing their own line: `conform`, needing the `conform` extra, exit 2 naming it when absent; `proxy`; `robust`) |
 | `robust_cli.py`, `robust/ddmin.py` | `python -m mockserver robust -- COMMAND`: the mock served in a thread (`serve_mock`), one session and drawn plan per run through the control API (`Runner`), a failure reduced by `reduce_failure` (empty plan, applied items, then `ddmin`, a pure function over a plan's items) and printed with its `--replay` line |
 | `conform/` | the conformance gate (see below) |
+
+Deferred answers
+----------------
+
+A handler whose answer takes time (a custom tool's run, `toolexec.py`) returns a
+`context.Deferred`: on the in-memory path (`Exchange.offload`) the core leaves it in
+`ex.deferred` and `serve` awaits `Core.complete` in a worker thread, outside the store's lock
+(the run reads no state), which encodes and self-checks it; elsewhere (a shared state's worker
+thread, a variation plan) the core runs it in place.
 """
 
 from __future__ import annotations
@@ -111,6 +120,7 @@ import time
 from datetime import UTC, datetime
 from typing import Any
 
+import anyio.to_thread
 from starlette.types import Receive, Scope, Send
 
 from ..data.fixtures import Dataset, load_dataset
@@ -119,7 +129,7 @@ from .auth import TokenRegistry
 from .cache import ResponseCache
 from .clock import Clock
 from .config import Config
-from .context import Services
+from .context import Services, ToolSettings
 from .core import Core
 from .exchange import Exchange, Scanned, read_body
 from .faults import Faults, fault_target_problem
@@ -176,7 +186,9 @@ class MockApp:
         self._fields: dict[str, tuple[str, ...]] = {}
         secret = config.storage_secret
         self.keys = keys = StorageKeys(None if secret is None else secret.encode())
-        self.services = Services(self.cursors, self.fields, self.spec.resource_paths, keys)
+        self.services = Services(self.cursors, self.fields, self.spec.resource_paths, keys,
+                                 ToolSettings(config.run_tool_code, config.tool_code_dir,
+                                              config.tool_limits))
         if self.state.replicated:  # one key and one scope per state on every replica
             self.state.use_storage_keys(keys)  # type: ignore[attr-defined]
             self.state.seal(keys, keys.scope("", ""))
@@ -339,7 +351,10 @@ class MockApp:
                 await layers.fault(ex)
             if ex.effect is None or not layers.injected(ex):
                 if state.variations is None:
+                    ex.offload = True
                     self.core.answer(ex)
+                    if ex.deferred is not None:  # a custom tool's run, off the event loop
+                        await anyio.to_thread.run_sync(self.core.complete, ex)
                 else:  # robustness mode's layer (robust/runtime.py), in the core's place
                     await state.variations.answer(self, ex)
             logged = self.config.request_log

@@ -89,9 +89,9 @@ class Clock:
     `advance()` and `set()` work in both modes (they move the offset of a real clock).
     """
 
-    def __init__(self, frozen_at: str | None = None) -> None:
+    def __init__(self, frozen_at: str | None = None, offset_ms: int = 0) -> None:
         self._lock = threading.Lock()
-        self._offset_ms = 0
+        self._offset_ms = offset_ms  # of a real clock: a fork of a moved session's snapshot
         self._frozen_ms: int | None = parse_clock(frozen_at) if frozen_at else None
         # Counts readings: the pipeline caches no answer whose handler read the time.
         self.reads = 0
@@ -132,10 +132,10 @@ class Clock:
         with self._lock:
             self._offset_ms = 0
 
-    def restart(self, frozen_at: str | None) -> None:
-        """Frozen at this instant, or (None) on wall time with no offset: a clock as new."""
+    def restart(self, frozen_at: str | None, offset_ms: int = 0) -> None:
+        """Frozen at this instant, or (None) on wall time plus `offset_ms`: a clock as new."""
         with self._lock:
-            self._offset_ms = 0
+            self._offset_ms = offset_ms
             self._frozen_ms = parse_clock(frozen_at) if frozen_at else None
 
     def set(self, instant: str) -> None:
@@ -148,22 +148,34 @@ class Clock:
                 self._offset_ms = target - int(time.time() * 1000)
 
     def move(self, *, advance_ms: int | None = None, target_ms: int | None = None,
-             wall_ms: int | None = None) -> None:
+             wall_ms: int | None = None, frozen: bool | None = None) -> None:
         """A clock move as a command holds it (state.py): by `advance_ms`, or to `target_ms`
         (a real clock keeps the offset from `wall_ms`, the wall time the move was asked at,
-        so that every copy of a replicated clock gets the same offset). Checked before."""
+        so that every copy of a replicated clock gets the same offset), then frozen where it
+        stands (`frozen=True`) or running on from there (`frozen=False`). Checked before."""
         with self._lock:
-            if advance_ms is not None:
-                if self._frozen_ms is not None:
-                    self._frozen_ms += advance_ms
-                else:
-                    self._offset_ms += advance_ms
-            elif target_ms is not None:
-                if self._frozen_ms is not None:
-                    self._frozen_ms = target_ms
-                else:
-                    wall = int(time.time() * 1000) if wall_ms is None else wall_ms
-                    self._offset_ms = target_ms - wall
+            self._move(advance_ms, target_ms, wall_ms)
+            if frozen is None or frozen == (self._frozen_ms is not None):
+                return
+            wall = int(time.time() * 1000) if wall_ms is None else wall_ms
+            if frozen:  # stands still at the instant it showed
+                self._frozen_ms, self._offset_ms = wall + self._offset_ms, 0
+            elif self._frozen_ms is not None:  # runs on from the instant it stood at
+                self._offset_ms = self._frozen_ms - wall
+                self._frozen_ms = None
+
+    def _move(self, advance_ms: int | None, target_ms: int | None, wall_ms: int | None) -> None:
+        if advance_ms is not None:
+            if self._frozen_ms is not None:
+                self._frozen_ms += advance_ms
+            else:
+                self._offset_ms += advance_ms
+        elif target_ms is not None:
+            if self._frozen_ms is not None:
+                self._frozen_ms = target_ms
+            else:
+                wall = int(time.time() * 1000) if wall_ms is None else wall_ms
+                self._offset_ms = target_ms - wall
 
     def export(self) -> tuple[int | None, int]:
         """(the frozen instant or None, the offset of a real clock), in ms: what `restore`

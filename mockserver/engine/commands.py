@@ -52,11 +52,13 @@ class LoadDataset(Command):
 
 @dataclass(frozen=True, slots=True)
 class MoveClock(Command):
-    """The clock moved by `advance_ms`, or to `target_ms` asked at wall time `wall_ms`."""
+    """The clock moved by `advance_ms`, or to `target_ms` asked at wall time `wall_ms`; then
+    frozen (`frozen=True`) or running on (`False`) from where it stands (None: as it was)."""
 
     advance_ms: int | None = None
     target_ms: int | None = None
     wall_ms: int | None = None
+    frozen: bool | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .journal import MAX_JOURNAL_BYTES
+from .toolexec import LIMITS, Limits
 
 __all__ = ["Config"]
 
@@ -52,6 +53,10 @@ class Config:
     # Unknown query parameters: ignored and reported (journal, request log) by default, as
     # the real service ignores them (decision B10); strict refuses them with 400.
     strict_params: bool = False
+    # -- custom tools' code (toolexec.py; DECISIONS T10-T12) ------------------------------------
+    run_tool_code: bool = False  # run it (serve --run-tool-code); off: deterministic answers
+    tool_code_dir: Path | None = None  # <name>.py / <name>.js, read on every run
+    tool_limits: Limits = LIMITS
     # -- sessions (sessions.py) ---------------------------------------------------------------
     max_sessions: int = 10_000  # sessions at once (the default session not counted)
     max_session_memory: int = 512 * 1024 * 1024  # bytes the sessions' changes may hold

@@ -4,6 +4,7 @@ resource, and the helpers every handler needs (ids, time, pages, shaping by sche
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 from ..data.tables import TABLES
@@ -15,8 +16,9 @@ from .progression import KINDS, mode_of
 from .progression import view as _view
 from .storage import StorageKeys
 from .store import Record, Store
+from .toolexec import LIMITS, Limits
 
-__all__ = ["Context", "Services", "progression_view", "public"]
+__all__ = ["Context", "Deferred", "Services", "ToolSettings", "progression_view", "public"]
 
 
 def public(record: Record) -> dict[str, Any]:
@@ -41,19 +43,46 @@ def progression_view(store: Store, table: str) -> Callable[[Record], Record]:
     return now
 
 
+class ToolSettings:
+    """How custom tools' code runs (toolexec.py): whether it runs at all by default (a state
+    may say otherwise: `MockState.run_tool_code`), the directory of `serve --tool-code-dir`
+    (`<name>.py` / `<name>.js`, read on every run) and the limits of a run."""
+
+    __slots__ = ("code_dir", "enabled", "limits")
+
+    def __init__(self, enabled: bool = False, code_dir: Path | None = None,
+                 limits: Limits = LIMITS) -> None:
+        self.enabled = enabled
+        self.code_dir = code_dir
+        self.limits = limits
+
+
+class Deferred:
+    """A handler's answer that takes time (a custom tool's run): `run()` blocks, touches no
+    state, and returns the payload. The core answers it off the event loop and outside the
+    store's lock where the pipeline allows it (`Exchange.offload`), else in place."""
+
+    __slots__ = ("run",)
+
+    def __init__(self, run: Callable[[], Any]) -> None:
+        self.run = run
+
+
 class Services:
     """What handlers need of the server besides the request and the store, fixed while it
     runs: cursor signing, the document's schema fields and resource paths, the storage
-    secret."""
+    secret, how custom tools' code runs."""
 
-    __slots__ = ("cursors", "fields", "resource_paths", "storage")
+    __slots__ = ("cursors", "fields", "resource_paths", "storage", "tools")
 
     def __init__(self, cursors: CursorCodec, fields: Callable[[str], tuple[str, ...]],
-                 resource_paths: Sequence[str], storage: StorageKeys | None = None) -> None:
+                 resource_paths: Sequence[str], storage: StorageKeys | None = None,
+                 tools: ToolSettings | None = None) -> None:
         self.cursors = cursors
         self.storage = storage or StorageKeys()  # upload URLs, storage ids, file URLs
         self.fields = fields  # schema name -> its property names (from the document)
         self.resource_paths = tuple(resource_paths)
+        self.tools = tools or ToolSettings()
 
 
 class Context:
@@ -62,7 +91,7 @@ class Context:
     state is served: file URLs handed out point there)."""
 
     __slots__ = ("base_url", "body", "operation", "path", "principal", "query", "resource",
-                 "services", "store", "workspace_id")
+                 "run_code", "services", "store", "workspace_id")
 
     def __init__(
         self,
@@ -76,8 +105,10 @@ class Context:
         body: Any,
         workspace_id: str | None,
         resource: Record | None,
+        run_code: bool = False,
     ) -> None:
         self.services = services
+        self.run_code = run_code  # whether custom tools' code runs for this request's state
         self.store = store
         self.base_url = base_url
         self.operation = operation

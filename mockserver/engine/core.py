@@ -27,7 +27,7 @@ from ..data.tables import TABLES
 from ..openapi.spec import Operation, Spec
 from .auth import Principal
 from .cache import CachedResponse
-from .context import Context, Services
+from .context import Context, Deferred, Services
 from .errors import (
     ApiError,
     BadRequest,
@@ -153,18 +153,29 @@ class Core:
                 if state is not self.default and ex.method != "GET":
                     # A session's write: refused (507) before it takes the sessions past
                     # their cap.
-                    self.sessions.check_room(state, self.sessions.record_bytes)
+                    # (The body's bytes count: what the write may keep of it.)
+                    self.sessions.check_room(state, self.sessions.record_bytes
+                                             + (len(ex.body) if ex.body is not None else 0))
                 # the handler step: under the store's lock, or as one transaction of a
                 # shared log (which may run it again)
                 ex.counted = False
                 if ex.view is None:
                     with state.store.lock:
-                        payload, pure = self.handle(ex, operation, principal, prefer, params,
-                                                    query, body)
+                        if self.selfcheck is not None and ex.method != "GET":
+                            payload, pure = self.checked_write(ex, operation, principal,
+                                                               prefer, params, query, body)
+                        else:
+                            payload, pure = self.handle(ex, operation, principal, prefer,
+                                                        params, query, body)
                 else:
                     payload, pure = self.replica.transact(  # type: ignore[union-attr]
                         ex, lambda: self.handle(ex, operation, principal, prefer, params,
                                                 query, body))
+                if isinstance(payload, Deferred):  # a custom tool's run: it takes time
+                    if ex.offload:  # run off the loop, answered by `complete` (app.py)
+                        ex.deferred = payload
+                        return
+                    payload = payload.run()  # in place: a worker thread, or a plan's layer
                 status = operation.success_status
                 body = orjson.dumps(payload)
                 headers = [_JSON, (b"content-length", str(len(body)).encode())]
@@ -174,13 +185,59 @@ class Core:
             if self.selfcheck is not None and operation is not None and check:
                 self.selfcheck.check(operation, status, body, {
                     k.decode("latin-1"): v.decode("latin-1") for k, v in headers})
-            if cache_key is not None and pure is not None:
+            if cache_key is not None and pure is not None and not ex.ignored:
                 version, kind, ident = pure
                 ex.state.keep_response(cache_key, version,
                                        CachedResponse(kind, ident, status, body, headers))
             ex.status, ex.response, ex.headers = status, body, headers
         except (ClientDisconnect, StaleRead):
             raise
+        except Exception as exc:
+            self.failed(ex, exc)
+
+    def checked_write(self, ex: Exchange, operation: Operation, principal: Principal,
+                      prefer: str | None, path: dict[str, Any], query: dict[str, Any],
+                      body: Any) -> tuple[Any, Pure | None]:
+        """A write with the self-check on (tests), as one transaction of the store: an answer
+        the self-check refuses (or any exception) takes back what the write changed, so a
+        500 never leaves the state changed (DECISIONS H27). The store's lock is held."""
+        store = ex.state.store
+        if store.in_transaction:
+            return self.handle(ex, operation, principal, prefer, path, query, body)
+        store.begin()
+        try:
+            payload, pure = self.handle(ex, operation, principal, prefer, path, query, body)
+            if isinstance(payload, Deferred):
+                # A custom tool's run: it changed nothing, and Core.complete self-checks its
+                # answer once it has run.
+                store.end()
+                return payload, pure
+            encoded = orjson.dumps(payload)
+            self.selfcheck.check(  # type: ignore[union-attr]
+                operation, operation.success_status, encoded,
+                {"content-type": "application/json", "content-length": str(len(encoded))})
+        except BaseException:
+            changes = store.end()
+            if changes is not None:
+                store.undo(changes)
+            raise
+        store.end()
+        return payload, pure
+    def complete(self, ex: Exchange) -> None:
+        """Answer `ex`'s deferred payload (`Core.answer` left it in `ex.deferred`): run it,
+        encode and self-check the answer. Blocking: the pipeline calls it in a worker thread,
+        outside the store's lock (the run reads no state)."""
+        deferred, ex.deferred = ex.deferred, None
+        operation = ex.operation
+        assert deferred is not None and operation is not None
+        try:
+            status = operation.success_status
+            body = orjson.dumps(deferred.run())
+            headers = [_JSON, (b"content-length", str(len(body)).encode())]
+            if self.selfcheck is not None:
+                self.selfcheck.check(operation, status, body, {
+                    k.decode("latin-1"): v.decode("latin-1") for k, v in headers})
+            ex.status, ex.response, ex.headers = status, body, headers
         except Exception as exc:
             self.failed(ex, exc)
 
@@ -256,9 +313,11 @@ class Core:
             apply_preference(operation, prefer)
         version, reads = store.version, clock.reads
         base_url = self.base_url if state is self.default else self.base_url_of(state)
+        run_code = state.run_tool_code
         result = self.handlers[operation.operation_id](Context(
             self.services, store, base_url, operation, principal, path, query, body,
-            workspace_id, resource))
+            workspace_id, resource,
+            self.services.tools.enabled if run_code is None else run_code))
         if version == store.version and reads == clock.reads:
             return result, (version, kind, ident)
         return result, None

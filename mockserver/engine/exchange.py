@@ -39,9 +39,9 @@ SESSION_HEADER = b"x-mock-session"  # names a request's session (sessions.py)
 class Exchange:
     """One request and its answer (see the module docstring). `status` is 0 until answered."""
 
-    __slots__ = ("authorization", "body", "body_error", "counted", "effect", "fault",
-                 "header_bytes", "header_size", "headers", "ignored", "method", "operation",
-                 "path", "prefer", "query_string", "raw_path", "response", "scope", "started",
+    __slots__ = ("authorization", "body", "body_error", "counted", "deferred", "effect",
+                 "fault", "header_bytes", "header_size", "headers", "ignored", "method",
+                 "offload", "operation", "path", "prefer", "query_string", "raw_path", "response", "scope", "started",
                  "state", "status", "varied", "view")
 
     # Set once routed, once the core runs and once answered (with `status`), respectively.
@@ -70,6 +70,10 @@ class Exchange:
         # the robustness plan's items that varied the answer (robust/runtime.py: journaled)
         self.varied: tuple[int, ...] = ()
         self.status = 0  # answered: `response` and `headers` are set with it
+        # A handler's `context.Deferred` answer: run off the loop when `offload` (app.py sets
+        # it where the pipeline awaits `Core.complete`), else in place by the core.
+        self.offload = False
+        self.deferred: Any = None
 
     def answer(self, status: int, body: bytes, headers: RawHeaders) -> None:
         self.status, self.response, self.headers = status, body, headers
@@ -143,26 +147,51 @@ def parse_query(query_string: bytes) -> list[tuple[str, str]]:
 def decode_body(body: bytes, encoding: str, limit: int) -> bytes:
     """A request body sent with `Content-Encoding`: identity as it is, gzip and deflate
     decoded (413 when the decoded body passes `limit`: no decompression bomb is held), any
-    other coding refused with 415 naming it."""
-    name = encoding.strip().lower()
-    if name in ("", "identity"):
-        return body
-    if name not in ("gzip", "x-gzip", "deflate"):
+    other coding refused with 415 naming it. A list of codings (`gzip, identity`) is undone
+    last first, and a gzip body of several members is all of them (RFC 9110 8.4, RFC 1952
+    2.2; DECISIONS H30: only the first member was read, the rest silently dropped)."""
+    codings = [c.strip().lower() for c in encoding.split(",")]
+    if not all(c in _CODINGS for c in codings):
         raise UnsupportedMediaType(f"header 'Content-Encoding': {encoding.strip()!r} is not "
                                    "supported; send identity, gzip or deflate")
+    for coding in reversed(codings):
+        body = _decode_one(body, coding, limit)
+    return body
+
+
+_CODINGS = frozenset(("", "identity", "gzip", "x-gzip", "deflate"))
+
+
+def _decode_one(body: bytes, encoding: str, limit: int) -> bytes:
+    name = encoding
+    if name in ("", "identity"):
+        return body
     # wbits: 16+ reads a gzip member, a plain deflate stream is zlib-wrapped (RFC 9110 8.4.1.2)
-    decoder = zlib.decompressobj(16 + zlib.MAX_WBITS if "gzip" in name else zlib.MAX_WBITS)
-    try:
-        decoded = decoder.decompress(body, limit + 1)
-        complete = decoder.eof
-    except zlib.error:
-        complete = False
-        decoded = b""
-    if len(decoded) > limit:
-        raise PayloadTooLarge(f"request body is larger than {limit} bytes once decoded")
+    wbits = 16 + zlib.MAX_WBITS if "gzip" in name else zlib.MAX_WBITS
+    parts: list[bytes] = []
+    size = 0
+    rest = body
+    complete = False
+    while rest:
+        decoder = zlib.decompressobj(wbits)
+        try:
+            decoded = decoder.decompress(rest, limit + 1 - size)
+            complete = decoder.eof
+        except zlib.error:
+            complete = False
+            decoded = b""
+        size += len(decoded)
+        parts.append(decoded)
+        if size > limit:
+            raise PayloadTooLarge(f"request body is larger than {limit} bytes once decoded")
+        if not complete or wbits == zlib.MAX_WBITS:
+            break  # deflate is one stream
+        rest = decoder.unused_data  # the next gzip member, if any
+        if not rest.strip(b"\0"):
+            break  # padding after the last member, as gzip(1) allows
     if not complete:
         raise BadRequest(f"header 'Content-Encoding': the body is not valid {name} data")
-    return decoded
+    return b"".join(parts)
 
 
 async def read_body(ex: Exchange, receive: Receive, limit: int) -> None:

@@ -77,7 +77,38 @@ Observed: TypeAlias = tuple[int, str, str, bytes, Sequence[tuple[bytes, bytes]],
 
 
 class JournalEntry(NamedTuple):
-    """One request (a named tuple: one object, cheap to make on every request)."""
+    """One request the mock received, and its answer (a named tuple: one object, cheap to make
+    on every request). `mock_api.requests()` returns these; `to_dict()` is what
+    `GET /__mock__/requests` lists.
+
+    Attributes:
+        seq: Its number in the journal, increasing with every request recorded.
+        time_ms: The mock's clock when the request arrived, in epoch milliseconds (`time` is
+            the same as an ISO 8601 string).
+        method: The HTTP method, upper case.
+        path: The request's path, without the session prefix or the query string.
+        query_string: The raw query string (`query` parses it).
+        raw_headers: The request's headers as received (`headers` gives them with the
+            credentials redacted: read that one).
+        body: The request's body, or None when there was none or it was over 64 KiB (then
+            `truncated` names it and `body_size` is its size); `json` parses it.
+        status: The status the mock answered.
+        response_body: The answer's body, or None past 64 KiB (then `truncated` names it and
+            `response_size` is its size).
+        latency_ms: The time the mock took to answer, in wall-clock milliseconds.
+        operation_id: The document's operationId the request matched (None: no operation,
+            e.g. a 404 on an unknown path).
+        fault: The injected fault that answered it (`mock_api.fault(...)`), or None.
+        ignored_params: Query parameters the API does not document, which the mock ignored
+            (as the real service does) and reported here.
+        truncated: What was not kept because it was too long: "body" and/or "response_body".
+        body_size: The request body's size when it was not kept, else 0.
+        response_size: The answer body's size when it was not kept, else 0.
+        wall_ms: The wall-clock time when the request arrived, in epoch milliseconds (`time_ms`
+            is the mock clock's; `wall_time` formats this one).
+        variations: Indexes of the robustness plan's items that varied this answer (empty
+            outside robustness mode).
+    """
 
     seq: int
     time_ms: int  # the mock clock when the request arrived (formatted when read)
@@ -92,7 +123,8 @@ class JournalEntry(NamedTuple):
     operation_id: str | None
     fault: str | None  # the injected fault that answered, if any
     ignored_params: tuple[str, ...] = ()  # unknown query parameters the mock ignored
-    # What was not kept (too long): "body" and/or "response_body"; their sizes as received.
+    # What was not kept (too long): "body" and/or "response_body". The bodies' sizes as
+    # received, kept or not (0: no body; it was 0 for a kept body).
     truncated: tuple[str, ...] = ()
     body_size: int = 0
     response_size: int = 0
@@ -101,14 +133,18 @@ class JournalEntry(NamedTuple):
 
     @property
     def time(self) -> str:
+        """The mock's clock when the request arrived, e.g. "2026-11-01T12:00:00.000Z"."""
         return format_timestamp(self.time_ms)
 
     @property
     def wall_time(self) -> str:
+        """The wall-clock time when the request arrived, as an ISO 8601 string."""
         return format_timestamp(self.wall_ms)
 
     @property
     def query(self) -> dict[str, str | list[str]]:
+        """The query parameters: a name given once maps to its value, a repeated one to the
+        list of its values (`{"workspace_id": "ws_alpine", "limit": "5"}`)."""
         out: dict[str, Any] = {}
         for name, value in parse_qsl(self.query_string.decode("latin-1"), keep_blank_values=True):
             if name in out:
@@ -120,6 +156,8 @@ class JournalEntry(NamedTuple):
 
     @property
     def headers(self) -> dict[str, str]:
+        """The request's headers, names lower-cased, credentials redacted (the bearer token
+        is never shown whole)."""
         out: dict[str, str] = {}
         for raw_name, raw_value in self.raw_headers:
             name = raw_name.decode("latin-1").lower()
@@ -131,7 +169,16 @@ class JournalEntry(NamedTuple):
         """The request body, parsed when it is JSON ("<N bytes, not kept>" when too long)."""
         return _body(self.body, self.body_size)
 
+    def __repr__(self) -> str:
+        # The NamedTuple's own repr would print raw_headers verbatim (the bearer token
+        # among them): show the redacted view instead, as `headers` and `to_dict` do.
+        return (f"JournalEntry(seq={self.seq}, time={self.time!r}, method={self.method!r}, "
+                f"path={self.path!r}, query={self.query!r}, headers={self.headers!r}, "
+                f"status={self.status}, operation_id={self.operation_id!r}, "
+                f"fault={self.fault!r})")
+
     def to_dict(self) -> dict[str, Any]:
+        """The entry as `GET /__mock__/requests` lists it (JSON-ready)."""
         return {
             "seq": self.seq,
             "time": self.time,
@@ -149,7 +196,22 @@ class JournalEntry(NamedTuple):
             "ignored_params": list(self.ignored_params),
             "truncated": list(self.truncated),
             **({"variations": list(self.variations)} if self.variations else {}),
+            **_tool_run(self.operation_id, self.status, self.response_body),
         }
+
+
+def _tool_run(operation_id: str | None, status: int, response_body: bytes | None
+              ) -> dict[str, Any]:
+    """A custom tool's run (`runCustomTool` answered 200): its outcome, logs and time, shown
+    by the inspector beside the request (read from the answer when the entry is read)."""
+    if operation_id != "runCustomTool" or status != 200 or response_body is None:
+        return {}
+    try:
+        data = orjson.loads(response_body)["data"]
+        run = {key: data[key] for key in ("success", "error", "logs", "run_time_ms")}
+    except (orjson.JSONDecodeError, KeyError, TypeError):
+        return {}
+    return {"tool_run": run}
 
 
 _new_entry = tuple.__new__  # a JournalEntry from all its fields in order, without keywords
@@ -158,14 +220,14 @@ _new_entry = tuple.__new__  # a JournalEntry from all its fields in order, witho
 def kept_bodies(body: bytes | None, response_body: bytes | None
                 ) -> tuple[bytes | None, bytes | None, tuple[str, ...], int, int]:
     """What an entry keeps of its bodies: each, or None past 64 KiB; which were not kept
-    (`truncated`), and their sizes as received (0 when kept)."""
+    (`truncated`), and their sizes as received, kept or not (0: no body)."""
     truncated: tuple[str, ...] = ()
-    body_size = response_size = 0
-    if body is not None and len(body) > _MAX_BODY_SHOWN:
-        body_size, body, truncated = len(body), None, ("body",)
-    if response_body is not None and len(response_body) > _MAX_BODY_SHOWN:
-        response_size, response_body = len(response_body), None
-        truncated = (*truncated, "response_body")
+    body_size = len(body) if body is not None else 0
+    response_size = len(response_body) if response_body is not None else 0
+    if body_size > _MAX_BODY_SHOWN:
+        body, truncated = None, ("body",)
+    if response_size > _MAX_BODY_SHOWN:
+        response_body, truncated = None, (*truncated, "response_body")
     return body, response_body, truncated, body_size, response_size
 
 
@@ -193,9 +255,10 @@ class Journal:
         (time_ms, method, path, query_string, raw_headers, body, status, response_body,
          latency_ms, operation_id, fault, ignored_params, header_bytes) = observed
         truncated: tuple[str, ...] = ()
-        body_size = response_size = 0
-        if ((body is not None and len(body) > _MAX_BODY_SHOWN)
-                or (response_body is not None and len(response_body) > _MAX_BODY_SHOWN)):
+        # Sizes as received, whether the bodies are kept or not (issue 43)
+        body_size = len(body) if body is not None else 0
+        response_size = len(response_body) if response_body is not None else 0
+        if body_size > _MAX_BODY_SHOWN or response_size > _MAX_BODY_SHOWN:
             body, response_body, truncated, body_size, response_size = kept_bodies(
                 body, response_body)
         if response_body is not None:

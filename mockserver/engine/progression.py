@@ -134,7 +134,7 @@ def pinned(table: str, record: Record) -> dict[str, Any]:
 
 def start_of(kind: Kind, record: Record) -> int:
     progress = record.get("_progress")
-    if progress is not None:
+    if progress is not None and "start" in progress:
         return int(progress["start"])
     for name in kind.start_fields:
         value = record.get(name)
@@ -152,7 +152,10 @@ def outcome_of(kind: Kind, record: Record) -> dict[str, Any]:
     """The outcome a moving record reaches: its scripted or stored one, else the default."""
     progress = record.get("_progress")
     if progress is not None and progress.get("outcome"):
-        return {"status": kind.ends[0], **progress["outcome"]}  # an outcome ends well by default
+        outcome = {"status": kind.ends[0], **progress["outcome"]}  # ends well by default
+        if outcome["status"] not in kind.ends:  # not an end of this kind: the default end
+            outcome["status"] = kind.ends[0]
+        return outcome
     if kind.table == "messages":
         # Inferred (P11): WhatsApp reports reads; the other channels stop at delivered.
         return {"status": "read" if record.get("channel") == "whatsapp" else "delivered"}

@@ -71,7 +71,9 @@ class RateLimiter:
         key = (kind, ident)
         with self._lock:
             window = self._windows.get(key)  # [start, count], changed in place
-            if window is None or now - window[0] >= WINDOW_SECONDS:
+            # A clock moved back before the window's start opens a fresh window: a window
+            # never lasts longer than its length on the mock's clock (DECISIONS H24).
+            if window is None or not 0 <= now - window[0] < WINDOW_SECONDS:
                 window = self._windows[key] = [now, 0]
             if window[1] >= limit:
                 retry_after = max(1, math.ceil(window[0] + WINDOW_SECONDS - now))

@@ -156,7 +156,8 @@ class SessionInfo:
         changes = self.state.changes
         return {"name": self.name, "created_at": self.created_at,
                 "forked_from": self.forked_from, "changes": changes,
-                "change_bytes": changes * record_bytes,
+                # the changed records and the uploaded files' bytes (DECISIONS H35)
+                "change_bytes": changes * record_bytes + self.state.files.size,
                 "requests": len(self.state.journal),
                 "idle_seconds": round(time.monotonic() - self.last_used, 3)}
 
@@ -350,7 +351,7 @@ class Sessions:
         held = self.change_bytes()
         for info in list(self._sessions.values()):
             state = info.state
-            held += state.journal.kept_bytes + state.files.size
+            held += state.journal.kept_bytes + state.files.size + state.cache.bytes
         return held
 
     def _held_now(self, now: float | None = None) -> int:
@@ -374,7 +375,11 @@ class Sessions:
         adds would take the sessions past the memory cap. The default session is not capped."""
         if state is self.default or state.replicated:  # (Redis: caps in replication/sessions.py)
             return
-        held = self._held_now()
+        # Counted now, not the estimate of up to `memory_check_interval` ago: an admission
+        # never depends on timing (DECISIONS H35: a stale estimate refused an upload under
+        # the cap on a loaded machine).
+        held = self.held_bytes()
+        self._held = (time.monotonic(), held)
         if held + extra_bytes > self.max_change_bytes:
             raise memory_cap(held, self.max_change_bytes)
         self._held = (self._held[0], held + extra_bytes)  # counted until the next walk

@@ -62,7 +62,7 @@ from ..data.fixtures import Dataset
 from ..data.tables import TABLES
 from .auth import TokenRegistry
 from .cache import CachedResponse, ResponseCache
-from .clock import Clock, check_clock, parse_clock
+from .clock import Clock, check_clock, format_timestamp, parse_clock
 from .commands import (
     AddFault,
     Checkpoint,
@@ -105,6 +105,9 @@ class Settings:
     seed: int = 0  # deterministic ids (and the faults' random draws)
     rate_limit: int = 120  # requests per minute per workspace; 0 turns limits off
     frozen_clock: str | None = None  # an ISO instant the clock starts frozen at; None: wall
+    # A running clock's start, ms ahead of wall time: a fork of a snapshot taken of a session
+    # whose running clock was moved keeps the offset (decision U13).
+    clock_offset_ms: int = 0
     workspace_limits: bool = True  # apply the fixtures' per-workspace plan limits
 
 
@@ -159,6 +162,9 @@ class MockState:
     # A variation plan at work (mockserver/robust/runtime.py's Variations), None: faithful
     # answers. Set and cleared by the methods below; a reset clears it.
     variations: Any = None
+    # Whether custom tools' code runs for requests on this state (toolexec.py); None: the
+    # server's default (`Config.run_tool_code`). The pytest plugin sets it per test.
+    run_tool_code: bool | None = None
 
     # -- how callers outside the pipeline run state operations (the same on every state) ----
     # In memory both are immediate; a shared state (replication's SharedMockState) catches up
@@ -190,7 +196,7 @@ class MockState:
         self.name = name
         self.settings = settings = settings or Settings()
         self.shared = shared
-        self.clock = Clock(frozen_at=settings.frozen_clock)
+        self.clock = Clock(frozen_at=settings.frozen_clock, offset_ms=settings.clock_offset_ms)
         self.store = Store(base or shared.seed, clock=self.clock, seed=settings.seed)
         self.limiter = RateLimiter(self.clock, settings.rate_limit)
         self.journal = Journal(journal_size, journal_bytes)
@@ -253,7 +259,7 @@ class MockState:
                 return self.faults.take(command.method, command.path)
             if isinstance(command, MoveClock):
                 self.clock.move(advance_ms=command.advance_ms, target_ms=command.target_ms,
-                                wall_ms=command.wall_ms)
+                                wall_ms=command.wall_ms, frozen=command.frozen)
                 return None
             if isinstance(command, AddFault):
                 return self.faults.add(**command.spec)
@@ -277,7 +283,7 @@ class MockState:
         self.cache.clear()
         if isinstance(command, Reset):
             store.reset()
-            self.clock.restart(settings.frozen_clock)
+            self.clock.restart(settings.frozen_clock, settings.clock_offset_ms)
             self.faults.start_over(settings.seed, command.fault_next)
             self.files.clear()
             return
@@ -341,6 +347,8 @@ class MockState:
         changes: dict[str, Any] = {name: value for name, value in (
             ("seed", seed), ("rate_limit", rate_limit), ("frozen_clock", frozen_clock),
             ("workspace_limits", workspace_limits)) if value is not KEEP}
+        if "frozen_clock" in changes:  # a clock chosen anew: no offset kept from a snapshot
+            changes["clock_offset_ms"] = 0
         with self.current():
             settings = dataclasses.replace(self.settings, **changes)
             self.submit(Reset(dataclasses.asdict(settings), self.dataset_key,
@@ -373,13 +381,15 @@ class MockState:
 
     def snapshot(self, name: str) -> StateSnapshot:
         """The state's records, ids and settings now, to fork states from (O(changes)). A
-        frozen clock is kept where it stands, so forks start at that instant."""
+        frozen clock is kept where it stands, so forks start at that instant; a running one
+        keeps its offset from wall time, so forks run on as far ahead (or behind) of it."""
         with self.store.lock:
             base = self.store.snapshot()
-            clock = self.clock
-            frozen = clock.now() if clock.frozen else None
-        return StateSnapshot(name, self.shared, base,
-                             dataclasses.replace(self.settings, frozen_clock=frozen), self.name)
+            frozen_ms, offset_ms = self.clock.export()
+        frozen = format_timestamp(frozen_ms) if frozen_ms is not None else None
+        return StateSnapshot(name, self.shared, base, dataclasses.replace(
+            self.settings, frozen_clock=frozen, clock_offset_ms=0 if frozen else offset_ms),
+            self.name)
 
     @property
     def changes(self) -> int:
@@ -417,21 +427,27 @@ class MockState:
 
     # -- clock ------------------------------------------------------------------------------
 
-    def set_clock(self, instant: str) -> None:
-        """Move the clock to an ISO 8601 instant (ValueError when it is not one); the cron
+    def set_clock(self, instant: str, *, frozen: bool | None = None) -> None:
+        """Move the clock to an ISO 8601 instant (ValueError when it is not one); `frozen`
+        True/False freezes it there or lets it run on from there (None: as it was). The cron
         triggers it passes dispatch their runs (progression.fire_crons)."""
         target = parse_clock(instant)  # ValueError before anything is submitted
         before = self.clock.now_ms()
-        self.submit(MoveClock(target_ms=target, wall_ms=int(time.time() * 1000)))
+        self.submit(MoveClock(target_ms=target, wall_ms=int(time.time() * 1000), frozen=frozen))
         self._passed(before)
 
-    def advance_clock(self, seconds: float) -> None:
+    def advance_clock(self, seconds: float, *, frozen: bool | None = None) -> None:
         if not math.isfinite(seconds):  # ValueError before anything is submitted
             raise ValueError("not a finite number of seconds")
         before = self.clock.now_ms()
         check_clock(before + int(seconds * 1000))
-        self.submit(MoveClock(advance_ms=int(seconds * 1000)))
+        self.submit(MoveClock(advance_ms=int(seconds * 1000), wall_ms=int(time.time() * 1000),
+                              frozen=frozen))
         self._passed(before)
+
+    def freeze_clock(self, frozen: bool) -> None:
+        """Stop the clock where it stands (True), or let it run on from there (False)."""
+        self.submit(MoveClock(wall_ms=int(time.time() * 1000), frozen=frozen))
 
     def _passed(self, before_ms: int) -> None:
         """What the clock triggers as it passes from `before_ms` to now: cron dispatches and

@@ -68,7 +68,7 @@ from typing import Any
 
 from sortedcontainers import SortedList
 
-from .clock import MAX_MS, Clock, format_timestamp
+from .clock import MAX_MS, MIN_MS, Clock, format_timestamp
 
 __all__ = ["Base", "Changes", "Index", "Record", "Seed", "SeedBucket", "Snapshot", "Store"]
 
@@ -259,7 +259,9 @@ class Seed:
 
     delta: _Frozen | None = None
     counter = 0
-    last_ms = 0
+    # The timestamp floor: below the earliest instant a clock may stand at (year 0001), so a
+    # clock set before 1970 stamps its own time, not 1970's (DECISIONS H8).
+    last_ms = MIN_MS - 1
 
     def __init__(self, tables: Mapping[str, Mapping[str, Record]],
                  key_fields: Mapping[str, str]) -> None:
@@ -549,7 +551,7 @@ class Store:
         self._by_table: dict[str, list[SortedIndex]] = {}
         self._views: dict[IndexId, Index] = {}
         self._counter = 0
-        self._last_ms = 0
+        self._last_ms = MIN_MS - 1  # as Seed.last_ms
         # Moves on every write, reset and load: what a cached answer was computed against.
         self.version = 0
         # The open transaction (`begin`), recording every write; and what runs a write made

@@ -55,7 +55,7 @@ def main(args: argparse.Namespace) -> int:
     import httpx
 
     from ..openapi.spec import load_spec
-    from .client import RecordError
+    from .client import MAX_RETRY_AFTER, RecordError
     from .run import Options, record
 
     if not args.token:
@@ -90,6 +90,9 @@ def main(args: argparse.Namespace) -> int:
     print(f"recorded {sum(summary['records'].values())} records of "
           f"{', '.join(summary['workspaces'])} into {args.out} "
           f"({summary['requests']} requests, {summary['seconds']} s)")
+    if summary.get("retry_after_capped"):
+        print(f"  {summary['retry_after_capped']} Retry-After value(s) longer than "
+              f"{MAX_RETRY_AFTER:.0f} s were waited {MAX_RETRY_AFTER:.0f} s")
     for token in summary["tokens"]:
         print(f"  token {token['token']}  {token['access']}")
     print(f"  serve it: python -m mockserver serve --fixtures {args.out}")

@@ -9,6 +9,7 @@ so a correct server and the mock of its own recording agree exactly.
 
 from __future__ import annotations
 
+import sys
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -21,6 +22,7 @@ from ..openapi.spec import Operation, Spec
 from .client import PacedClient
 from .drift import Drift
 from .plan import CHILDREN, DETAIL, ROOTS, detail_path
+from .run import _duration
 from .scrub import Scrubber, rule_for
 from .walk import _PARAM
 
@@ -231,7 +233,9 @@ def _membership(a: list[Any], b: list[Any]) -> str:
 
 def differential(spec: Spec, source: Any, reference: httpx.Client,
                  tables: dict[str, dict[str, dict[str, Any]]], workspaces: list[str],
-                 scrubber: Scrubber | None = None) -> tuple[int, list[Difference]]:
+                 scrubber: Scrubber | None = None,
+                 progress: Callable[[int, int, int], None] | None = None
+                 ) -> tuple[int, list[Difference]]:
     """(requests sent, differences) of every read of the plan sent to both servers. With a
     scrubber (the recording's key), the source's answers are scrubbed before comparing, and
     a list sorted by a scrubbed field (users by e-mail) is compared without its order: the
@@ -247,9 +251,41 @@ def differential(spec: Spec, source: Any, reference: httpx.Client,
 
     run = _Run(spec, source, reference, transform, unordered,
                drift=Drift(spec, scrubber or Scrubber(key=b"differential")))
-    for op, path, query, table in _requests(spec, tables, workspaces):
+    reads = list(_requests(spec, tables, workspaces))
+    for done, (op, path, query, table) in enumerate(reads, 1):
         _compare(run, op, path, query, table)
+        if progress is not None:  # (reads compared, of, differences so far)
+            progress(done, len(reads), len(run.differences))
     return run.requests, run.differences
+
+
+def _progress(paced: PacedClient, clock: Callable[[], float]
+              ) -> Callable[[int, int, int], None]:
+    """The differential step's own progress line (its phase, reads compared of the plan's,
+    requests, an estimate from the time they have taken, waits included) and each wait
+    longer than a second with its reason (decision U18)."""
+    started = clock()
+    last = [-1.0]
+
+    def show(done: int, total: int, found: int) -> None:
+        now = clock()
+        if now - last[0] < 0.5 and done < total:
+            return
+        last[0] = now
+        per_read = (now - started) / max(done, 1)
+        sys.stderr.write(f"\rdifferential: {done}/{total} reads compared, {paced.requests} "
+                         f"requests to the source ({paced.retried_429} after 429), {found} "
+                         f"difference(s), ~{_duration(per_read * (total - done))} left   ")
+        sys.stderr.flush()
+
+    def waiting(seconds: float, reason: str) -> None:
+        if seconds >= 1.0:
+            sys.stderr.write(f"\ndifferential: waiting {_duration(seconds)}: {reason}\n")
+            sys.stderr.flush()
+            last[0] = -1.0
+
+    paced.on_wait = waiting
+    return show
 
 
 def run_differential(spec: Spec, source: httpx.Client, options: Any,
@@ -281,6 +317,7 @@ def run_differential(spec: Spec, source: httpx.Client, options: Any,
         raise ValueError("--differential of a scrubbed recording needs its --scrub-key")
     tables = load_dataset([out], spec=spec).tables
     paced = PacedClient(source, per_minute=per_minute, sleep=sleep, clock=clock)
+    show = _progress(paced, clock) if getattr(options, "progress", False) else None
     with TestClient(app, base_url="http://recording",
                     headers={"Authorization": f"Bearer {token}"}) as reference:
         # The recording is one instant of the workspace: its runs, executions, messages and
@@ -288,7 +325,9 @@ def run_differential(spec: Spec, source: httpx.Client, options: Any,
         manual = {kind: {"mode": "manual"} for kind in KINDS}
         reference.put("/__mock__/progression", json={"kinds": manual}).raise_for_status()
         sent, differences = differential(spec, paced, reference, tables,
-                                         summary["workspaces"], scrubber)
+                                         summary["workspaces"], scrubber, show)
+    if show is not None:
+        sys.stderr.write("\n")
     found = [d.__dict__ for d in differences]
     (out / "reports" / "differential.json").write_text(
         json.dumps({"requests": sent, "retried_after_429": paced.retried_429,

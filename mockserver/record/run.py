@@ -83,22 +83,34 @@ def _save(out: Path, walk: Walk, extra: dict[str, Any]) -> None:
     os.replace(tmp, path)
 
 
-def _progress(started: float, client: PacedClient) -> Callable[[Walk], None]:
-    last = [0.0]
+def _progress(started: float, client: PacedClient,
+              clock: Callable[[], float] = time.monotonic) -> Callable[[Walk], None]:
+    """The walk's progress line: its phase, counts, an estimate from the time each request
+    has really taken so far (waits included: pacing and 429s, not only the answers), and a
+    wait longer than a second on a line of its own, with its reason (decision U18)."""
+    last = [-1.0]
 
     def show(walk: Walk) -> None:
-        now = time.monotonic()
+        now = clock()
         if now - last[0] < 0.5 and walk.queue:
             return
         last[0] = now
-        per_request = max(client.elapsed / max(client.requests, 1),
+        spent = client.elapsed + client.waited
+        per_request = max(spent / max(client.requests, 1),
                           60.0 / client.per_minute if client.per_minute else 0.0)
         left = len(walk.queue) * per_request
-        sys.stderr.write(f"\r{walk.records} records, {client.requests} requests "
+        sys.stderr.write(f"\rrecording: {walk.records} records, {client.requests} requests "
                          f"({client.retried_429} after 429), {len(walk.queue)} reads queued, "
                          f"~{_duration(left)} left, {_duration(now - started)} elapsed   ")
         sys.stderr.flush()
 
+    def waiting(seconds: float, reason: str) -> None:
+        if seconds >= 1.0:
+            sys.stderr.write(f"\nrecording: waiting {_duration(seconds)}: {reason}\n")
+            sys.stderr.flush()
+            last[0] = -1.0  # the counts again after the wait
+
+    client.on_wait = waiting
     return show
 
 
@@ -162,7 +174,7 @@ def record(spec: Spec, http: Any, options: Options, *, per_minute: int = 120,
         walk.plan(chosen)
     extra["workspaces"] = chosen
     started = time.monotonic()
-    show = _progress(started, client) if options.progress else (lambda w: None)
+    show = _progress(clock(), client, clock) if options.progress else (lambda w: None)
     saver = _periodic_save(out, walk, extra, show)
     try:
         walk.run(client, saver)
@@ -217,6 +229,7 @@ def _finish(spec: Spec, out: Path, walk: Walk, client: PacedClient, options: Opt
     summary = {"workspaces": extra["workspaces"], "seconds": round(seconds, 1),
                "requests": client.requests, "retried_after_429": client.retried_429,
                "retried_transient": client.retried_transient,
+               "retry_after_capped": client.capped_retry_after,
                "records": {n: len(r) for n, r in sorted(walk.tables.items()) if r},
                "dropped_by_bounds": dropped, "dropped_not_loadable": invalid, "complete": not walk.queue,
                "tokens": [{"token": t["token"], "access": t["access"]} for t in tokens]}

@@ -1,7 +1,7 @@
 """Scrubbing personal data out of recorded records, before anything reaches the disk.
 
 Which fields hold personal data is decided from the document's fields once, here (`RULES`),
-and stated in README ("Your own workspace"). A rule names a field by table and path inside
+and stated in docs/getting-started/record.md. A rule names a field by table and path inside
 the record (`messages.body`, `*.email` for the field in any table and at any depth,
 `*.guest.city` for the field under that parent). `tests/record/test_scrub_rules.py` walks every
 string field of every table's schemas and fails when one is neither scrubbed nor kept on
@@ -231,25 +231,28 @@ class Scrubber:
         return found
 
     # -- kinds --------------------------------------------------------------------------------
-    def _word(self, word: str, marked: bool) -> str:
+    def _word(self, word: str) -> str:
         digest = self._digest("word", word.lower())
         if word.isdigit():
             return "".join(str(b % 10) for b in digest[: len(word)]).rjust(len(word), "0")
         letters = []
-        for i in range(len(word) - (1 if marked else 0)):
+        for i in range(len(word)):
             pool = _CONSONANTS if i % 2 == 0 else _VOWELS
             letters.append(pool[digest[i % len(digest)] % len(pool)])
-        out = "".join(letters) + (str(digest[-1] % 10) if marked else "")
+        out = "".join(letters)
         return out[:1].upper() + out[1:] if word[:1].isupper() else out
 
-    def _words(self, value: str, marked: bool) -> str:
-        return _WORD.sub(lambda m: self._word(m.group(0), marked), value)
+    def _words(self, value: str) -> str:
+        return _WORD.sub(lambda m: self._word(m.group(0)), value)
 
     def _name(self, value: str) -> str:
-        return self._words(value, marked=True)  # a digit marks each name word as a pseudonym
+        # Letters only, so that a pseudonym reads as a name ("Pezaro", not "Gut9 Pezaro9":
+        # decision U20); the same word as in a text, so a name mentioned in a message body
+        # and the name field agree.
+        return self._words(value)
 
     def _text(self, value: str) -> str:
-        return self._words(value, marked=False)
+        return self._words(value)
 
     def _hex(self, kind: str, value: str, length: int) -> str:
         return self._digest(kind, value).hex()[:length]

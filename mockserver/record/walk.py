@@ -15,6 +15,7 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import quote
 
 from ..data.tables import TABLES
 from ..openapi.spec import Operation, Spec
@@ -29,6 +30,16 @@ PAGE_SIZE = 100  # the documented maximum of `limit`
 _PARAM = re.compile(r"{(\w+)}")
 
 
+def _segment(value: Any) -> str:
+    """A path parameter as one path segment: every reserved character escaped (`/`, `?`,
+    `#`, `%`), and `.` and `..` refused, which would address another path of the host with
+    the token attached (DECISIONS H31)."""
+    text = str(value)
+    if text in ("", ".", ".."):
+        raise RecordError(f"record id {text!r} is not a path segment: not followed")
+    return quote(text, safe="")
+
+
 @dataclass
 class Walk:
     """One recording's progress: tables (scrubbed), the queue of steps, counters."""
@@ -41,6 +52,9 @@ class Walk:
     steps_done: int = 0
     max_records: int | None = None
     _ops: dict[str, Operation] = field(default_factory=dict)
+    # The cursors each list step was answered so far (by the step's id, while it is queued):
+    # a server whose next_cursor never advances, or cycles, is stopped with an error.
+    _cursors: dict[int, set[str]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self._ops = {op.operation_id: op for op in self.spec.operations}
@@ -71,12 +85,13 @@ class Walk:
             more = self._page(client, step)
             if not more:
                 self.queue.popleft()
+                self._cursors.pop(id(step), None)
                 self.steps_done += 1
             progress(self)
 
     def _request(self, step: dict[str, Any]) -> tuple[Operation, str, dict[str, Any]]:
         op = self._ops[step["op"]]
-        path = _PARAM.sub(lambda m: str(step.get("path", {})[m.group(1)]), op.path)
+        path = _PARAM.sub(lambda m: _segment(step.get("path", {})[m.group(1)]), op.path)
         names = {p.name for p in op.parameters if p.location == "query"}
         query = dict(step.get("query") or {})
         if "workspace_id" in names and step.get("ws"):
@@ -108,7 +123,17 @@ class Walk:
             if isinstance(item, dict):
                 self._merge(step, op, item)
         if op.paginated and body.get("has_more") and body.get("next_cursor"):
-            step["cursor"] = body["next_cursor"]
+            cursor = body["next_cursor"]
+            if not isinstance(cursor, str):
+                raise RecordError(f"GET {path}: next_cursor is not a string: "
+                                  f"{str(cursor)[:80]!r}")
+            seen = self._cursors.setdefault(id(step), set())
+            if cursor == step.get("cursor") or cursor in seen:
+                raise RecordError(f"GET {path}: next_cursor {str(cursor)[:80]!r} does not "
+                                  "advance (the server answered it for an earlier page); "
+                                  "stopped rather than read the same pages forever")
+            seen.add(cursor)
+            step["cursor"] = cursor
             if items and isinstance(items[-1], dict):
                 step["last"] = self.drift.order_key(op, items[-1])
             return True

@@ -44,16 +44,16 @@ def vary(mock: MockApp, state: MockState, body: dict[str, Any]) -> Variations:
         previous = state.variations
         if previous is not None:
             previous.restore(store)
-        if has_seed:
-            plan = draw_plan(catalogue, store, body["seed"], kinds=body.get("kinds"),
-                             operations=body.get("operations"), size=body.get("size"))
-        else:
-            try:
+        try:
+            if has_seed:
+                plan = draw_plan(catalogue, store, body["seed"], kinds=body.get("kinds"),
+                                 operations=body.get("operations"), size=body.get("size"))
+            else:
                 plan = check_plan(catalogue, store, body["plan"])
-            except BadRequest:
-                if previous is not None:
-                    previous.apply(store)  # nothing half-applied: the old plan stays
-                raise
+        except BaseException:  # a refusal or a bug of ours: nothing half-applied
+            if previous is not None:
+                previous.apply(store)  # the old plan stays whole
+            raise
         variations = Variations(catalogue, plan, body.get("seed"))
         variations.apply(store)
         state.set_variations(variations)

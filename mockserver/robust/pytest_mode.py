@@ -10,8 +10,10 @@ plan; the test's code does not change.
 On failure hypothesis shrinks the plan (drops items, simplifies each) and the report ends with
 the minimal plan in words and a one-line replay: the same test run once on exactly that plan,
 by `--mock-api-robust-replay=JSON` or the marker's `replay=`. Hypothesis's example database
-keeps failing plans per test as usual. Needs hypothesis (the `robust` extra) and the in-process mock (not a real server or a
-shared one): the plan is drawn over the session's records.
+keeps failing plans per test as usual. Needs hypothesis (the `robust` extra: without it the
+test fails naming the install command) and the in-process mock: the plan is drawn over the
+session's records, so under a real server or a mock reached over HTTP the test skips, naming
+why.
 """
 
 from __future__ import annotations
@@ -74,11 +76,21 @@ class RobustMode:
         if api is None or inspect.iscoroutinefunction(pyfuncitem.obj):
             pytest.fail(f"{MARKER} needs a (sync) test that uses the mock_api fixture",
                         pytrace=False)
-        # only the in-process control holds the mock's state (testing/control.py)
+        # only the in-process control holds the mock's state (testing/control.py); skipped
+        # elsewhere, as every mock-only helper is (decision U16)
         if getattr(getattr(api, "_control", None), "state", None) is None:
-            pytest.fail(f"{MARKER} needs the in-process mock (not --mock-api-base-url, a "
-                        "container or a shared server): plans are drawn over its records",
-                        pytrace=False)
+            real = not getattr(api, "is_mock", True)
+            where = ("--mock-api-base-url targets a real server" if real else
+                     "this run reaches the mock over HTTP (--mock-api-share-server, "
+                     "--mock-api-container or --mock-api-server)")
+            pytest.skip(f"{MARKER} needs the in-process mock, whose records its plans are "
+                        f"drawn over; {where}")
+        try:
+            import hypothesis  # noqa: F401  (the robust extra)
+        except ImportError:
+            pytest.fail(f"{MARKER} needs hypothesis, which is not installed: "
+                        "pip install 'workspace-api-mock[robust]' (from a clone: "
+                        "pip install '.[robust]')", pytrace=False)
         argnames = pyfuncitem._fixtureinfo.argnames
         body = pyfuncitem.obj
         funcargs = pyfuncitem.funcargs

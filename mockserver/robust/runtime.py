@@ -192,7 +192,15 @@ class Variations:
             status = 429 if item["kind"] == "rate-limit" else item["status"]
             error = documented_error(operation, status, f"robustness mode: {item['kind']}",
                                      retry_after=item.get("retry_after", 1))
-            effect = FaultRule(id=0, status=status, error=error.message,
+            message = error.message
+            if item["kind"] != "rate-limit":
+                # Said as injected, and by which item: the document's example error would
+                # blame values the client never sent (decision U17).
+                injected = (f"injected by robustness mode: status {status} on "
+                            f"{operation.operation_id}'s call {item['call']}")
+                message = (f"a documented refusal ({injected})" if status < 500 else
+                           f"service unavailable ({status}); retry ({injected})")
+            effect = FaultRule(id=0, status=status, error=message,
                                headers=error.headers).effect()
         answered = effect.answer()
         assert answered is not None  # a drop's or a status's effect answers

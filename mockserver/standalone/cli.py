@@ -39,6 +39,7 @@ def _config(args: argparse.Namespace) -> Any:
         # included (as the plugin's rate_limit); without it, 120 and those plan limits.
         rate_limit=DEFAULT_RATE_LIMIT if args.rate_limit is None else args.rate_limit,
         workspace_limits=args.rate_limit is None,
+        frozen_clock=None if args.clock == "real" else args.clock,
         self_check=args.self_check,
         base_url=base_url,
         host=args.host,
@@ -58,6 +59,8 @@ def _config(args: argparse.Namespace) -> Any:
         sessions_on_use=args.sessions_on_use,
         state=args.state,
         state_namespace=args.state_namespace,
+        run_tool_code=args.run_tool_code,
+        tool_code_dir=Path(args.tool_code_dir) if args.tool_code_dir else None,
     )
 
 
@@ -120,6 +123,15 @@ def _serve(args: argparse.Namespace) -> int:
         print(f"error: cannot listen on {args.host!r} port {args.port}: {exc}", file=sys.stderr)
         return 2
     config.exposed = tuple(exposed_addresses(sockets))
+    if args.run_tool_code and config.exposed and not args.control_token:
+        # Never a door (DECISIONS T10): code sent by anyone who reaches the port would run.
+        for sock in sockets:
+            sock.close()
+        print(f"error: --run-tool-code on {args.host!r} (reachable from off this host: "
+              f"{', '.join(config.exposed)}) runs code anyone who reaches the port sends; "
+              f"refused without a control token: add --control-token TOKEN (or "
+              f"{ENV_PREFIX}CONTROL_TOKEN), or bind to 127.0.0.1", file=sys.stderr)
+        return 2
     app = create_app(mock=mock)
     print(f"Workspace API mock serving {base_url}/v1", flush=True)
     print(f"  reference page: {base_url}/docs   document: {base_url}/openapi.json", flush=True)
@@ -127,6 +139,9 @@ def _serve(args: argparse.Namespace) -> int:
         scope = ", ".join(sorted(principal.workspace_ids))
         print(f"  token {principal.token:<22} {principal.access:<5} {scope}", flush=True)
     print(f"  rate limit: {rate_limit_summary(mock.state.rate_limits())}", flush=True)
+    clock = mock.state.clock
+    print(f"  clock: {'frozen at ' if clock.frozen else 'real time, now '}{clock.now()}",
+          flush=True)
     print(f"  fixtures: {', '.join(map(str, fixtures))}", flush=True)
     print(f"  control API: {base_url}/__mock__/  inspector: {base_url}/__mock__/inspector",
           flush=True)
@@ -134,6 +149,13 @@ def _serve(args: argparse.Namespace) -> int:
         print(f"  control API off: bound to {args.host} without a control token; turn it on "
               f"with --control-token TOKEN (or {ENV_PREFIX}CONTROL_TOKEN=TOKEN) and send it as "
               "X-Mock-Control-Token", flush=True)
+    if args.run_tool_code:
+        where = f" (from {args.tool_code_dir} where a file is named after the tool)" \
+            if args.tool_code_dir else ""
+        print(f"  custom tools' code runs{where}: python {sys.executable}; javascript "
+              f"{_javascript_summary()}; network: {_network_summary()}", flush=True)
+    else:
+        print("  custom tools' code not run (--run-tool-code to run it)", flush=True)
     if args.state:
         print(f"  shared state: {args.state} namespace {args.state_namespace!r}; "
               f"{args.workers} worker(s)", flush=True)
@@ -164,6 +186,22 @@ def _serve(args: argparse.Namespace) -> int:
             sock.close()
     print("mock stopped", flush=True)
     return 0
+
+
+def _javascript_summary() -> str:
+    from ..engine.toolexec import javascript_runtime
+
+    found = javascript_runtime()
+    return "none (neither bun nor node installed: JavaScript runs fail)" if found is None \
+        else f"{found[0]} {found[1]}"
+
+
+def _network_summary() -> str:
+    from ..engine.toolexec import network_isolation
+
+    return ("none (each run in an empty network namespace)" if network_isolation() else
+            "blocked in process only, best effort (no network namespace here: "
+            "docs/tool-authors.md)")
 
 
 def rate_limit_summary(limits: dict[str, Any]) -> str:
@@ -232,6 +270,8 @@ def _env_value(action: argparse.Action, raw: str) -> Any:
         return [convert(part) for part in raw.split(os.pathsep) if part]
     try:
         value = convert(raw)
+    except argparse.ArgumentTypeError as exc:  # a converter that says what is wrong
+        raise ValueError(str(exc)) from None
     except (TypeError, ValueError):
         name = getattr(convert, "__name__", "value")
         raise ValueError(f"invalid {name} value") from None
@@ -289,6 +329,20 @@ class HelpFormatter(argparse.HelpFormatter):
         return f"{text} (default: {default})"
 
 
+def _clock_option(value: str) -> str:
+    """--clock's value: 'real', or an instant a clock may stand at (argparse's error names
+    the range otherwise)."""
+    from ..engine.clock import parse_clock
+
+    if value.strip().lower() == "real":
+        return "real"
+    try:
+        parse_clock(value)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"{value!r} is {exc} (or 'real')") from None
+    return value
+
+
 def add_parsers(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """The `serve` and `fixtures` subcommands and their options."""
     serve = commands.add_parser(
@@ -308,6 +362,10 @@ def add_parsers(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
                        "fixtures' per-workspace limits; 0 turns limits off (default: "
                        f"{DEFAULT_RATE_LIMIT}, and a workspace's _rate_limit_per_minute in "
                        "the fixtures)")
+    serve.add_argument("--clock", type=_clock_option, default="real", metavar="ISO|real",
+                       help="the mock's clock: an ISO 8601 instant freezes it there (it then "
+                       "moves only by POST /__mock__/clock), 'real' runs with wall time "
+                       "(default: real)")
     serve.add_argument("--self-check", action="store_true",
                        help="validate every response against the document (fail loudly)")
     serve.add_argument("--log-format", choices=("text", "json"), default="text",
@@ -353,6 +411,14 @@ def add_parsers(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
     serve.add_argument("--state-namespace", default=os.environ.get(NAMESPACE_ENV) or "mock",
                        metavar="NAME", help="mocks sharing one Redis are apart by namespace "
                        f"(default 'mock'; env {NAMESPACE_ENV})")
+    serve.add_argument("--run-tool-code", action="store_true",
+                       help="run custom tools' code for real (POST /v1/custom-tools/{id}/run): "
+                       "Python in a child of this interpreter, JavaScript in Bun or Node, "
+                       "within the limits of docs/tool-authors.md; off: deterministic answers "
+                       "that say nothing ran. Off loopback it needs --control-token")
+    serve.add_argument("--tool-code-dir", default=None, metavar="DIR",
+                       help="run <name>.py / <name>.js from DIR in place of a custom tool's "
+                       "stored code, read again on every run (with --run-tool-code)")
     serve.add_argument("--workers", type=int, default=1, metavar="N",
                        help="worker processes (more than 1 needs --state)")
     serve.set_defaults(func=_serve)

@@ -154,6 +154,19 @@ def query_items(query: Mapping[str, Any] | None) -> list[tuple[str, str]]:
     return items
 
 
+def _integral(value: Any) -> Any:
+    """`value` with every integral float (`3.0`, which JSON Schema counts as an integer) made
+    an int, so a field the document types `integer` reaches the code as one (DECISIONS H25:
+    `{"size": 3.0}` answered 500)."""
+    if isinstance(value, float):
+        return int(value) if value.is_integer() else value
+    if isinstance(value, dict):
+        return {key: _integral(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_integral(item) for item in value]
+    return value
+
+
 def read_body(validator: RequestValidator, raw: bytes, content_type: str | None) -> Any:
     """A control body, read as JSON whatever its Content-Type says (decision U1).
 
@@ -163,7 +176,7 @@ def read_body(validator: RequestValidator, raw: bytes, content_type: str | None)
     A body the operation requires and the call lacks is refused (400).
     """
     try:
-        body = validator.body(raw, "application/json")
+        body = _integral(validator.body(raw, "application/json"))
     except BadRequest as exc:
         media_type = (content_type or "").split(";")[0].strip().lower()
         if str(exc).startswith("request body is not valid JSON") and media_type != "application/json":
@@ -302,17 +315,20 @@ def _set_clock(call: Call) -> dict[str, Any]:
     state, body = call.state, call.body
     # Refused (400) with the clock unmoved: a value the timestamp form could not write would
     # leave every later write unanswerable.
+    frozen = body.get("frozen")  # True: stop there; False: run on from there (decision U14)
     if "advance_seconds" in body:
         try:
-            state.advance_clock(body["advance_seconds"])
+            state.advance_clock(body["advance_seconds"], frozen=frozen)
         except (ValueError, OverflowError) as exc:
             raise BadRequest(f"body field 'advance_seconds': {body['advance_seconds']!r} would "
                              f"move the clock {exc}") from None
-    else:
+    elif "now" in body:
         try:
-            state.set_clock(body["now"])
+            state.set_clock(body["now"], frozen=frozen)
         except ValueError as exc:
             raise BadRequest(f"body field 'now': {body['now']!r} is {exc}") from None
+    else:
+        state.freeze_clock(bool(frozen))
     return _clock(state)
 
 
@@ -474,7 +490,7 @@ def _create_session(call: Call) -> dict[str, Any]:
                     parse_clock(body["clock"])
                 except ValueError as exc:
                     raise BadRequest(f"body field 'clock': {body['clock']!r} is {exc}") from None
-            changes["frozen_clock"] = body["clock"]
+            changes.update(frozen_clock=body["clock"], clock_offset_ms=0)
         settings = dataclasses.replace(base, **changes)
     info = mock.sessions.create(body.get("name"), snapshot=body.get("snapshot"),
                                 settings=settings)

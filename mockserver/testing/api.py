@@ -33,9 +33,11 @@ class ClockControl:
         self._control = control
 
     def now(self) -> str:
+        """The mock's time now, e.g. "2026-11-01T12:00:00.000Z" (the default start, frozen)."""
         return self._control.clock()[0]
 
     def is_frozen(self) -> bool:
+        """True while the clock stands still (the default): it moves only when told to."""
         return self._control.clock()[1]
 
     @property
@@ -47,9 +49,12 @@ class ClockControl:
         return self.is_frozen()
 
     def advance(self, seconds: float) -> None:
+        """Move the clock forward by `seconds` (rate-limit windows, expiries and timestamps
+        follow): the way to wait without sleeping."""
         self._control.advance_clock(seconds)
 
     def set(self, instant: str) -> None:
+        """Set the clock to an ISO 8601 instant ("2027-01-01T00:00:00Z")."""
         self._control.set_clock(instant)
 
 
@@ -125,7 +130,16 @@ class SimulateControl:
 
 class MockApi:
     """The handle a test gets: where the API is, who may call it, and (mock only) its state.
-    Without `control`: the given `mock` in this process, else the real server at `base_url`."""
+    Without `control`: the given `mock` in this process, else the real server at `base_url`.
+
+    Attributes:
+        base_url: The API's base URL for this test: the mock's session
+            (`http://127.0.0.1:PORT/sessions/NAME`), or the real server's.
+        tokens: The fixtures' tokens by role: `.write`, `.read`, `.colleague`, `.other`.
+        workspaces: The workspaces by role: `.primary` and `.secondary` (the write token's),
+            `.other` (only the other token's).
+        config: The settings in force for this test (marker, options, ini), a `MockApiConfig`.
+    """
 
     def __init__(self, config: MockApiConfig, *, base_url: str, tokens: Tokens,
                  workspaces: Workspaces, control: Control | None = None,
@@ -145,6 +159,7 @@ class MockApi:
 
     @property
     def is_mock(self) -> bool:
+        """True against the mock, False against a real server (`--mock-api-base-url`)."""
         return self._control.is_mock
 
     def token(self, who: str | None = None) -> str:
@@ -159,6 +174,7 @@ class MockApi:
         return token
 
     def headers(self, token: str | None = None) -> dict[str, str]:
+        """The `Authorization` header for a token (a role name or a token; default: write)."""
         return {"Authorization": f"Bearer {self.token(token)}"}
 
     def client(self, token: str | None = None, *, in_process: bool = False,
@@ -251,12 +267,15 @@ class MockApi:
 
     @property
     def journal(self) -> Any:
+        """The session's journal object itself (in-process mock only); `requests()` is the
+        usual way to read it."""
         return self._control.in_process("journal").state.journal
 
     def requests(self, method: str | None = None, path: str | None = None,
                  status: int | None = None) -> list[RecordedRequest]:
-        """Requests the mock received in this test, oldest first (path is a prefix). Each has
-        .method .path .query .headers (token redacted) .json (the body) .status."""
+        """Requests the mock received in this test, oldest first, as recorded requests (see
+        below): `method` and `status` filter exactly, `path` is a prefix. Each has .method
+        .path .query .headers (token redacted) .json (the body) .status."""
         return self._control.requests(method, path, status)
 
     def request_count(self, method: str | None = None, path: str | None = None,
@@ -267,6 +286,7 @@ class MockApi:
 
     @property
     def last_request(self) -> RecordedRequest:
+        """The last request the mock received in this test (an AssertionError if none)."""
         found = self.requests()
         if not found:
             raise AssertionError("the mock received no request in this test")
@@ -288,6 +308,8 @@ class MockApi:
         self._control.set_rate_limit(per_minute, workspace, enabled)
 
     def reset(self) -> None:
+        """Back to the test's starting state (records, clock, rate limits; journal and
+        faults cleared)."""
         self._control.reset()
 
     def get(self, table: str, key: str) -> dict[str, Any] | None:

@@ -33,7 +33,7 @@ REMOTE_SETTINGS = {
     "other_workspace": ("--mock-api-other-workspace", "MOCK_API_OTHER_WORKSPACE"),
 }
 MARKER_FIELDS = ("fixtures", "rate_limit", "seed", "self_check", "clock", "journal_size",
-                  "strict_params", "fail_on_ignored_params", "progression")
+                  "strict_params", "fail_on_ignored_params", "run_tool_code", "progression")
 PROGRESSION_MODES = ("immediate", "time", "manual")
 
 
@@ -58,6 +58,8 @@ class MockApiConfig:
     # strict_params refuses them with 400; fail_on_ignored_params fails the test that sent one.
     strict_params: bool = False
     fail_on_ignored_params: bool = False
+    # Custom tools' code runs for real (engine/toolexec.py): the user's own tests, in process.
+    run_tool_code: bool = True
     base_url: str | None = None  # a real server: the mock is not started
     # Shared state (redis://HOST:PORT/DB): the mock is one worker of a mock kept in Redis.
     state: str | None = None
@@ -103,6 +105,9 @@ def add_options(parser: pytest.Parser) -> None:
     group.addoption("--mock-api-seed", type=int, default=None, help="seed for generated ids")
     group.addoption("--mock-api-self-check", choices=("on", "off"), default=None,
                     help="validate every mock response against the document (default on)")
+    group.addoption("--mock-api-run-tool-code", choices=("on", "off"), default=None,
+                    help="run custom tools' code for real (default on; off: deterministic "
+                    "answers that say nothing ran)")
     group.addoption("--mock-api-clock", default=None, metavar="ISO|real",
                     help=f"frozen start instant of the mock clock (default {DEFAULT_CLOCK}); "
                          "'real' follows wall time")
@@ -121,6 +126,13 @@ def add_options(parser: pytest.Parser) -> None:
                     help="run mock_api against the mock's container image (Testcontainers, the "
                          "containers extra): one container for the run, each test in its own "
                          "session (env MOCK_API_CONTAINER)")
+    group.addoption("--mock-api-server", default=None, metavar="URL",
+                    help="run mock_api against this running mock (`serve`, a CI service "
+                         "container): each test in its own session, every helper over its "
+                         "control API (env MOCK_API_SERVER)")
+    group.addoption("--mock-api-control-token", default=None, metavar="TOKEN",
+                    help="the running mock's --control-token, sent as X-Mock-Control-Token "
+                         "(env MOCK_API_CONTROL_TOKEN)")
     group.addoption("--mock-api-share-server", action="store_true", default=None,
                     help="under pytest-xdist: one mock server (in the controller) shared by "
                          "every worker, each test in its own session")
@@ -132,6 +144,8 @@ def add_options(parser: pytest.Parser) -> None:
     parser.addini("mock_api_seed", "seed for generated ids", default="")
     parser.addini("mock_api_self_check", "validate mock responses (default true)", type="bool",
                   default=True)
+    parser.addini("mock_api_run_tool_code", "run custom tools' code for real (default true)",
+                  type="bool", default=True)
     parser.addini("mock_api_clock", "frozen start instant, or 'real'", default="")
     parser.addini("mock_api_strict_params", "refuse unknown query parameters with 400",
                   type="bool", default=False)
@@ -141,6 +155,9 @@ def add_options(parser: pytest.Parser) -> None:
     parser.addini("mock_api_base_url", "run against this real server instead", default="")
     parser.addini("mock_api_container", "run mock_api against this image in a container",
                   default="")
+    parser.addini("mock_api_server", "run mock_api against this running mock (its URL)",
+                  default="")
+    parser.addini("mock_api_control_token", "that mock's control token", default="")
     parser.addini("mock_api_share_server", "under xdist, workers share one mock server",
                   type="bool", default=False)
     parser.addini("mock_api_state", "keep the mock's state in Redis: redis://HOST:PORT/DB",
@@ -193,6 +210,9 @@ def _read_config(pytestconfig: pytest.Config) -> MockApiConfig:
     check = pytestconfig.getoption("--mock-api-self-check")
     config = config.replace(self_check=(check == "on") if check is not None
                             else bool(pytestconfig.getini("mock_api_self_check")))
+    run = pytestconfig.getoption("--mock-api-run-tool-code")
+    config = config.replace(run_tool_code=(run == "on") if run is not None
+                            else bool(pytestconfig.getini("mock_api_run_tool_code")))
     clock = pick("--mock-api-clock", "mock_api_clock")
     if clock is not None:
         config = config.replace(clock=None if clock == "real" else clock)

@@ -173,7 +173,27 @@ _ROUTERS: dict[int, _InSession] = {}
 class RecordedRequest:
     """A journal entry as a test reads it, over either transport (the control API's
     `JournalEntry`): .method .path .query .headers (credentials redacted) .json (the body)
-    .status .response_json .operation_id .fault .ignored_params."""
+    .status .response_json .operation_id .fault .ignored_params.
+
+    Attributes:
+        seq: Its number in the journal, increasing with every request recorded.
+        time: The mock's clock when the request arrived ("2026-11-01T12:00:00.000Z").
+        method: The HTTP method, upper case.
+        path: The request's path, without the session prefix or the query string.
+        query: The query parameters: a name given once maps to its value, a repeated one to
+            the list of its values.
+        headers: The request's headers, names lower-cased, credentials redacted (the bearer
+            token is never shown whole).
+        json: The request body, parsed when it is JSON (`"<N bytes, not kept>"` past 64 KiB).
+        status: The status the mock answered.
+        response_json: The answer's body, parsed when it is JSON (`"<N bytes, not kept>"`
+            past 64 KiB).
+        operation_id: The document's operationId the request matched (None: none matched,
+            e.g. a 404 on an unknown path).
+        fault: The injected fault that answered it (`mock_api.fault(...)`), or None.
+        ignored_params: Query parameters the API does not document, which the mock ignored
+            (as the real service does) and reported here.
+    """
 
     seq: int
     time: str
@@ -468,6 +488,8 @@ class HttpControl(MockControl):
         if origin is not None:
             body["snapshot"] = origin.name
             body["clock"] = origin.frozen_clock
+            if origin.frozen_clock is None:  # a running clock: the fork keeps its offset
+                del body["clock"]
         client = ControlClient(server, token)
         client.call("createSession", body=body)
         return cls(client, name)

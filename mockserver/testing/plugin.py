@@ -62,14 +62,15 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
         "mock_api(fixtures=None, rate_limit=None, seed=None, self_check=None, clock=None, "
-        "journal_size=None, strict_params=None, fail_on_ignored_params=None): configure the "
+        "journal_size=None, strict_params=None, fail_on_ignored_params=None, "
+        "run_tool_code=None): configure the "
         "mock_api fixture for this test",
     )
     robust_mode.configure(config)  # the mock_api_robust marker and its hook
     image = (config.getoption("--mock-api-container") or os.environ.get("MOCK_API_CONTAINER")
              or config.getini("mock_api_container"))
     share = config.getoption("--mock-api-share-server") or config.getini("mock_api_share_server")
-    shared.register(config, image, bool(share))
+    shared.register(config, image, bool(share), shared.attach_options(config))
 
 
 def _open(config: MockApiConfig, server: LazyServer, pytestconfig: pytest.Config, label: str,

@@ -181,6 +181,7 @@ class MockServer:
                 journal_size=config.journal_size, strict_params=config.strict_params,
                 session_idle_seconds=0,  # the plugin deletes each test's session itself
                 state=config.state, state_namespace=namespace or "mock",
+                run_tool_code=config.run_tool_code,  # a test's own setting: open_session
             ))
             found = self._mocks[key] = (mock, create_app(mock=mock))
         return found
@@ -198,10 +199,13 @@ class MockServer:
                 raise pytest.UsageError(
                     f"mock_api_origin: snapshot {origin.name!r} was set up with other mock "
                     "settings (fixtures, self_check, journal_size) than this test's")
-            settings = dataclasses.replace(settings, frozen_clock=origin.frozen_clock)
+            offset = mock.sessions.snapshot(origin.name).settings.clock_offset_ms
+            settings = dataclasses.replace(settings, frozen_clock=origin.frozen_clock,
+                                           clock_offset_ms=offset)
             info = mock.sessions.create(name, snapshot=origin.name, settings=settings)
         else:
             info = mock.sessions.create(name, settings=settings)
+        info.state.run_tool_code = config.run_tool_code  # option, ini, marker (per test)
         return mock, app, info.state
 
     def stop(self) -> None:

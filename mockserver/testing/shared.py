@@ -90,11 +90,74 @@ class ContainerServer(SharedServer):
             self.container = None
 
 
-def register(config: pytest.Config, image: str | None, share: bool) -> None:
-    """In the process that starts the run: the container, or the shared server of xdist."""
+class AttachedServer(SharedServer):
+    """--mock-api-server URL: a mock already running (`serve`, a CI service container,
+    compose), reached over its control API as the container is (decision U15). Its tokens and
+    workspaces are read from the plugin's fixtures (`--mock-api-fixtures`, default the
+    packaged ones): the server must serve the same."""
+
+    def __init__(self, config: pytest.Config, url: str, token: str | None) -> None:
+        super().__init__(config)
+        self.url, self.token = url.rstrip("/"), token
+
+    def _start(self) -> str:
+        if not self.info:
+            from .containers import fixture_tokens
+            from .control import ControlClient
+
+            mock_config = config_from_options(self.config)
+            if len(mock_config.fixtures) > 1:
+                raise pytest.UsageError("--mock-api-server: the running mock's fixtures are "
+                                        "read from one --mock-api-fixtures directory")
+            client = ControlClient(self.url, self.token)
+            try:
+                client.call("listSessions")
+            except Exception as exc:  # refused (RuntimeError) or unreachable (httpx's)
+                raise pytest.UsageError(
+                    f"--mock-api-server {self.url}: its control API does not answer "
+                    f"({type(exc).__name__}: {exc}); is the mock running there, and is "
+                    "--mock-api-control-token its --control-token?") from None
+            finally:
+                client.close()
+            fixtures = mock_config.fixtures[0] if mock_config.fixtures else None
+            tokens, workspaces = identities(fixture_tokens(fixtures))
+            self.info = orjson.dumps({
+                "url": self.url, "key": server_key(mock_config),
+                "tokens": dataclasses.asdict(tokens),
+                "workspaces": dataclasses.asdict(workspaces),
+                "control_token": self.token,
+            }).decode()
+        return self.info
+
+    def pytest_unconfigure(self, config: pytest.Config) -> None:
+        pass  # not ours to stop
+
+
+def attach_options(config: pytest.Config) -> tuple[str, str | None] | None:
+    """(URL, control token) of `--mock-api-server` (option, MOCK_API_SERVER, ini), or None."""
+    import os
+
+    url = (config.getoption("--mock-api-server") or os.environ.get("MOCK_API_SERVER")
+           or config.getini("mock_api_server"))
+    if not url:
+        return None
+    token = (config.getoption("--mock-api-control-token")
+             or os.environ.get("MOCK_API_CONTROL_TOKEN") or config.getini("mock_api_control_token"))
+    return str(url), (str(token) if token else None)
+
+
+def register(config: pytest.Config, image: str | None, share: bool,
+             attach: tuple[str, str | None] | None = None) -> None:
+    """In the process that starts the run: the running mock to attach to, the container, or
+    the shared server of xdist."""
     if hasattr(config, "workerinput"):
         return
-    if image:
+    if attach is not None:
+        if image:
+            raise pytest.UsageError("--mock-api-server and --mock-api-container each name the "
+                                    "mock to use: give one")
+        config.pluginmanager.register(AttachedServer(config, *attach), PLUGIN_NAME)
+    elif image:
         config.pluginmanager.register(ContainerServer(config, image), PLUGIN_NAME)
     elif share and getattr(config.option, "numprocesses", None):
         config.pluginmanager.register(SharedServer(config), PLUGIN_NAME)

@@ -130,19 +130,21 @@ def test_a_poll_sends_back_the_datetime_it_parsed(mock_api: Any, package: types.
     assert first.data[0].id in [c.id for c in again.parsed.data]
 
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+ROOT = Path(__file__).resolve().parents[2]
+PAGE = ROOT / "docs" / "getting-started" / "other-languages.md"  # "Typed clients"
+EXAMPLE = ROOT / "docs" / "snippets" / "typed_client.py"  # the page includes it
 
 
 def _typed_clients_section() -> str:
-    text = README.read_text()
-    return text[text.index("## Typed clients"):text.index("\n## ", text.index("## Typed clients"))]
+    return PAGE.read_text()
 
 
 def test_readme_example_runs_against_the_mock(mock_api: Any, package: types.ModuleType) -> None:
-    """The README's Python example, as written, on the generated client and the test's mock
-    session (its only change: the base URL)."""
-    section = _typed_clients_section()
-    example = section.split("```python\n")[1].split("```")[0]
+    """The docs' Python example (docs/snippets/typed_client.py, included by the page), as
+    written, on the generated client and the test's mock session (its only change: the base
+    URL)."""
+    assert f'--8<-- "{EXAMPLE.relative_to(ROOT)}"' in _typed_clients_section()
+    example = EXAMPLE.read_text()
     assert "http://127.0.0.1:8080" in example
     scope: dict[str, Any] = {}
     try:
@@ -157,7 +159,7 @@ def test_readme_example_runs_against_the_mock(mock_api: Any, package: types.Modu
 def test_readme_states_the_pinned_versions() -> None:
     """The versions the README names are the ones pyproject.toml and package.json pin."""
     section = _typed_clients_section()
-    root = README.parent
+    root = ROOT
     pyproject = (root / "pyproject.toml").read_text()
     package_json = json.loads((root / "package.json").read_text())["devDependencies"]
     for pin in ('"openapi-python-client>=0.29,<0.30"', '"openapi-generator-cli>=7.26,<7.27"'):

@@ -42,6 +42,17 @@ def test_unreachable_target_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
     assert "cannot reach" in capsys.readouterr().err
 
 
+def test_unreachable_target_is_a_usage_error_alone(capsys: pytest.CaptureFixture[str]) -> None:
+    """Not quiet: the usage error is the one thing said (a `FAIL [server_error]` line for
+    the preflight's request came before it: issue 43)."""
+    with refused_port() as port:
+        assert main(["--base-url", f"http://127.0.0.1:{port}", "--token", WRITE, "--rate",
+                     "0"]) == 2
+    said = capsys.readouterr()
+    assert "cannot reach" in said.err
+    assert "FAIL" not in said.out + said.err and "server_error" not in said.out + said.err
+
+
 def test_refused_token_and_unknown_workspace_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
     with served() as (url, _):
         assert main(["--base-url", url, "--token", "nope", "--rate", "0", "--quiet"]) == 2

@@ -195,9 +195,15 @@ def test_the_plan_and_the_progress_lines() -> None:
         "pass --workspace to choose)" in plan, plan
     assert "step       state         skipped: read-only run (pass --allow-writes)" in plan
     assert "pace       unpaced (--rate 0: local mocks only)" in plan
-    assert "estimate   ~" in plan and " requests, ~" in plan
+    # A guide to the requests; no time promised unpaced (it said ~2s for a run of 14.8 s),
+    # and the run ends with what it sent beside what the plan estimated (issue 43).
+    assert "estimate   ~" in plan and " requests (a guide" in plan
+    assert "no time estimate unpaced" in plan
     progress = [line for line in text.splitlines() if line.startswith("progress: ")]
     assert progress and " requests of ~" in progress[-1] and " left; " in progress[-1], progress
+    estimated = int(plan.split("estimate   ~", 1)[1].split(" ", 1)[0])
+    [sent] = [line for line in text.splitlines() if line.startswith("requests    ")]
+    assert sent.split()[1].isdigit() and f"the plan estimated ~{estimated}" in sent, sent
 
 
 def test_a_read_only_run_says_a_scenario_withheld_its_writes_rather_than_errored() -> None:

@@ -35,8 +35,9 @@ def test_record_fills_each_field_with_its_own_argument() -> None:
     assert found.pop("variations") == (0, 3)  # kept last, after what record fills in
     wall_ms = found.pop("wall_ms")  # filled in by record: the wall clock at arrival
     assert abs(wall_ms / 1000 - time.time()) < 60
-    assert found == {"seq": 1, **arguments, "truncated": (), "body_size": 0,
-                     "response_size": 0}
+    # The bodies' sizes as received, kept bodies too (they were 0: issue 43, U20).
+    assert found == {"seq": 1, **arguments, "truncated": (), "body_size": 7,
+                     "response_size": 7}
 
 
 def test_what_was_not_kept_is_marked_in_its_own_fields() -> None:
@@ -64,7 +65,8 @@ def test_the_pipeline_records_each_field_in_its_place(mock: MockApp,
     assert isinstance(entry.latency_ms, float) and entry.latency_ms >= 0
     assert (entry.operation_id, entry.fault, entry.ignored_params) == (
         "listConversations", None, ("bogus",))
-    assert (entry.truncated, entry.body_size, entry.response_size) == ((), 0, 0)
+    assert (entry.truncated, entry.body_size, entry.response_size) == (
+        (), 0, len(response.content))  # no request body; the answer's size, kept
 
 
 def test_the_shared_journal_encodes_the_observed_fields_in_their_order() -> None:

@@ -234,3 +234,16 @@ def run_status(api: TestClient, path: str) -> str:
     answer = api.get(path)
     assert answer.status_code == 200, answer.text
     return str(answer.json()["data"]["status"])
+
+
+def test_a_record_added_with_an_unreadable_progress_is_refused(api: TestClient) -> None:
+    for bad in ({"start": "soon"}, {"outcome": {"token_usage": "many"}}, {"colour": 1}):
+        refused = api.post("/__mock__/records/agent_runs",
+                           json={"agent_id": AGENT, "status": "accepted", "_progress": bad})
+        assert refused.status_code == 400 and "_progress" in refused.json()["error"], bad
+    # A readable one is taken, and an outcome that is no end of the kind ends as the default.
+    added = api.post("/__mock__/records/agent_runs", json={
+        "agent_id": AGENT, "status": "accepted", "completed_at": None,
+        "_progress": {"start": 1_700_000_000_000, "outcome": {"status": "indexed"}}})
+    assert added.status_code == 201, added.text
+    assert run(api, added.json()["data"]["id"])["status"] == "completed"

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
@@ -422,6 +423,35 @@ def test_the_differential_waits_out_the_servers_429s(tmp_path: Path) -> None:
     report = json.loads((out / "reports" / "differential.json").read_text())
     assert report["retried_after_429"] > 0 and report["requests"] > 120
     assert found == 0 and report["differences"] == []
+
+
+def test_progress_tells_the_phase_the_waits_and_their_reason(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Unpaced against 120 a minute (issue 43's 364 s run): each Retry-After wait is shown
+    with its reason, the estimate counts the time waited (it said ~0m00s left while whole
+    minutes were waited out), and the differential step has its own progress line."""
+    from mockserver.record.differential import run_differential
+
+    waits: list[float] = []
+    out = tmp_path / "rec"
+    options = Options(out=out, scrub_key=KEY, progress=True, workspaces=["ws_harborview"])
+    with _client([], TOKEN, rate_limit=120) as source:
+        sleep, clock = _mock_time(source, waits)
+        summary = record(SPEC, source, options, per_minute=0, sleep=sleep, clock=clock)
+        walked = capsys.readouterr().err
+        run_differential(SPEC, source, options, summary, per_minute=0, sleep=sleep,
+                         clock=clock)
+        compared = capsys.readouterr().err
+    assert waits
+    said = re.findall(r"recording: waiting (\d+m\d\ds): the server answered 429 \(rate "
+                      r"limit\), Retry-After: (\d+)", walked)
+    assert len(said) == summary["retried_after_429"] > 0
+    lines = re.findall(r"(\d+) reads queued, ~(\d+m\d\ds) left", walked.split("waiting", 1)[1])
+    busy = [left for queued, left in lines if int(queued) >= 100]
+    assert busy and "0m00s" not in busy, lines
+    assert "differential: waiting" in compared and "Retry-After" in compared
+    total = re.findall(r"differential: (\d+)/(\d+) reads compared", compared)
+    assert total and total[-1][0] == total[-1][1] and int(total[-1][1]) > 100
 
 
 @pytest.mark.parametrize(("save_seconds", "saves"), [(0.001, 10), (6.0, 5)])

@@ -4,6 +4,7 @@ the document has. Pseudonyms are consistent, keyed, and keep lengths."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from mockserver.data.tables import TABLES
@@ -140,3 +141,19 @@ def test_a_pseudonym_is_never_the_original() -> None:
         assert pseudonym != code and len(pseudonym) == 4 and pseudonym.isdigit()
         assert Scrubber(key=key).pseudonym("code", code) == pseudonym
     assert scrubber.originals >= set(fixed)  # so the leak check looks for them too
+
+
+def test_name_pseudonyms_read_as_names() -> None:
+    """Letters only, word for word of the same length and capitalisation (issue 43: `Gut9
+    Pezaro9` looked like a bug; decision U20); a name in a text agrees with the name field."""
+    scrubber = Scrubber(key=b"names")
+    for name in ("Maria Santos", "Gut Pezaro", "Emma", "Jean-Luc O'Neil"):
+        pseudonym = scrubber.pseudonym("name", name)
+        assert pseudonym != name
+        assert re.fullmatch(r"[A-Za-z' -]+", pseudonym), pseudonym
+        assert [len(w) for w in re.split(r"[ '-]", pseudonym)] == [
+            len(w) for w in re.split(r"[ '-]", name)]
+        assert [w[:1].isupper() for w in re.split(r"[ '-]", pseudonym)] == [
+            w[:1].isupper() for w in re.split(r"[ '-]", name)]
+    assert scrubber.pseudonym("text", "Hi Maria") == (
+        f"{scrubber.pseudonym('text', 'Hi')} {scrubber.pseudonym('name', 'Maria')}")

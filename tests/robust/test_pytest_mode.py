@@ -78,11 +78,31 @@ def test_nothing():
     assert "needs a (sync) test that uses the mock_api fixture" in result.stdout.str()
 
 
-def test_a_mock_out_of_process_is_refused_naming_why(pytester: pytest.Pytester) -> None:
-    # the plan is drawn over the in-process session's records; a real server has none
+def test_a_real_server_skips_naming_why(pytester: pytest.Pytester) -> None:
+    # the plan is drawn over the in-process session's records; a real server has none: the
+    # test skips, as every mock-only helper does there (decision U16)
     pytester.makepyfile(test_inner=CLIENT.replace("CAREFUL", "True").replace("MAX", "2"))
-    result = pytester.runpytest_inprocess("-p", "no:cacheprovider",
+    result = pytester.runpytest_inprocess("-p", "no:cacheprovider", "-rs",
                                           "--mock-api-base-url=http://127.0.0.1:9",
                                           "--mock-api-workspace=ws_harborview")
+    result.assert_outcomes(skipped=1)
+    out = result.stdout.str()
+    assert "needs the in-process mock" in out and "--mock-api-base-url targets a real" in out
+
+
+def test_a_mock_over_http_skips_naming_why(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_inner=CLIENT.replace("CAREFUL", "True").replace("MAX", "2"))
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-rs", "-n", "1",
+                                           "--mock-api-share-server")
+    result.assert_outcomes(skipped=1)
+    assert "reaches the mock over HTTP (--mock-api-share-server" in result.stdout.str()
+
+
+def test_without_hypothesis_the_marker_names_the_install(pytester: pytest.Pytester) -> None:
+    pytester.makeconftest("import sys\nsys.modules['hypothesis'] = None  # not installed\n")
+    pytester.makepyfile(test_inner=CLIENT.replace("CAREFUL", "True").replace("MAX", "2"))
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-p", "no:hypothesispytest")
     result.assert_outcomes(failed=1)
-    assert "needs the in-process mock" in result.stdout.str()
+    out = result.stdout.str()
+    assert "needs hypothesis" in out and "pip install 'workspace-api-mock[robust]'" in out
+    assert "faithful answers" not in out

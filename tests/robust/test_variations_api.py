@@ -139,6 +139,9 @@ def test_answer_items_take_their_call(client: TestClient) -> None:
     assert statuses[1].json()["error"]
     contact = client.get("/v1/contacts/ph_emma_clarke")
     assert contact.status_code == 404 and contact.json()["error"]
+    # Said as injected, naming the item, not blaming what the client sent (decision U17).
+    assert contact.json()["error"] == ("a documented refusal (injected by robustness mode: "
+                                       "status 404 on getContact's call 1)")
     assert [client.get("/v1/tickets", params=WS).status_code for _ in range(3)] == [
         503, 503, 200]
     assert client.get("/__mock__/variations").json()["applied"] == [0, 1, 2]

@@ -1,7 +1,9 @@
 """Custom code tools: user-written Python or JavaScript functions an agent calls.
 
-The mock never executes code. Writes check it statically (documented: it defines `main` and
-contains a return statement); a run answers deterministically from the code's shape: the first
+Writes check the code statically (documented: it defines `main` and contains a return
+statement). A run executes it where the mock is told to (`serve --run-tool-code`, the pytest
+plugin by default: toolexec.py, off the event loop through `context.Deferred`); otherwise it
+answers deterministically from the code's shape, saying in `logs` that nothing ran: the first
 top-level statement of main's body that is a `return` or a `raise`/`throw` decides between
 success and a failure of the tool's own code (still 200, with success false, as documented).
 """
@@ -11,13 +13,15 @@ from __future__ import annotations
 import ast
 import hashlib
 import re
+from pathlib import Path
 from typing import Any
 
 import orjson
 
-from ..context import Context
+from ..context import Context, Deferred, ToolSettings
 from ..errors import BadRequest
 from ..store import Record
+from ..toolexec import RunResult, installed_python_packages, run_tool, runtime_description
 from . import operation
 from ._common import name_taken
 
@@ -318,12 +322,13 @@ def delete_custom_tool(ctx: Context) -> dict[str, Any]:
     return {"data": {"id": tool["id"], "deleted": True}}
 
 
-@operation("runCustomTool")
-def run_custom_tool(ctx: Context) -> dict[str, Any]:
-    tool = ctx.resource
-    assert tool is not None
-    arguments: dict[str, Any] = (ctx.body or {}).get("parameters") or {}
-    _check_arguments(tool, arguments)
+NOT_EXECUTED = ("not executed: the mock runs custom tools' code only when asked (serve "
+                "--run-tool-code; the pytest plugin's --mock-api-run-tool-code=on); this "
+                "answer is derived from the code's shape")
+
+
+def _deterministic(tool: Record, arguments: dict[str, Any]) -> dict[str, Any]:
+    """The answer when code is not run (DECISIONS E7): from the code's shape, and saying so."""
     canonical = orjson.dumps(arguments, option=orjson.OPT_SORT_KEYS)
     digest = hashlib.blake2b(f"{tool['id']}:{tool['version']}:".encode() + canonical,
                              digest_size=4).digest()
@@ -332,12 +337,55 @@ def run_custom_tool(ctx: Context) -> dict[str, Any]:
     if failure is not None:
         error, logs = failure
         return {"data": {"success": False, "message": None, "result": None, "error": error,
-                         "logs": logs, "run_time_ms": run_time_ms}}
+                         "logs": f"{NOT_EXECUTED}\n{logs}", "run_time_ms": run_time_ms}}
     names = ", ".join(sorted(arguments)) or "no parameters"
     message = f"{tool['name']} ran with {names}"
     return {"data": {"success": True, "message": message,
                      "result": {"message": message, "rawData": arguments},
-                     "error": None, "logs": None, "run_time_ms": run_time_ms}}
+                     "error": None, "logs": NOT_EXECUTED, "run_time_ms": run_time_ms}}
+
+
+_EXTENSIONS = {".py": "python", ".js": "javascript"}
+
+
+def code_file(code_dir: Path | None, name: str) -> tuple[str, Path] | None:
+    """(language, path) of `<name>.py` or `<name>.js` in `serve --tool-code-dir` (the tool's
+    name is kebab-case by the document's pattern, so it names no other directory)."""
+    if code_dir is None:
+        return None
+    for extension, language in _EXTENSIONS.items():
+        path = code_dir / f"{name}{extension}"
+        if path.is_file():
+            return language, path
+    return None
+
+
+def execute(tool: Record, arguments: dict[str, Any], settings: ToolSettings) -> RunResult:
+    """One real run of `tool` (its code, or its file in the code directory, read now)."""
+    found = code_file(settings.code_dir, tool["name"])
+    if found is None:
+        return run_tool(tool, arguments, settings.limits)
+    language, path = found
+    try:
+        code = path.read_text(encoding="utf-8")
+        check_code(language, code)
+    except (OSError, UnicodeDecodeError) as exc:
+        return RunResult(success=False, error=f"{path}: cannot be read: {exc}")
+    except BadRequest as refused:  # the write-time check, applied to the file
+        return RunResult(success=False, error=f"{path}: {refused.message.split(': ', 1)[-1]}")
+    return run_tool({**tool, "language": language}, arguments, settings.limits, code=code)
+
+
+@operation("runCustomTool")
+def run_custom_tool(ctx: Context) -> Any:
+    tool = ctx.resource
+    assert tool is not None
+    arguments: dict[str, Any] = (ctx.body or {}).get("parameters") or {}
+    _check_arguments(tool, arguments)
+    if not ctx.run_code:
+        return _deterministic(tool, arguments)
+    settings = ctx.services.tools
+    return Deferred(lambda: {"data": execute(tool, arguments, settings).payload()})
 
 
 # Inferred content (the reference lists the fields' topics, not their values): the documented
@@ -377,6 +425,31 @@ _RUNTIMES: list[dict[str, Any]] = [
 ]
 
 
+_SERVICE_RUNTIMES = {"python": "Python 3.12", "javascript": "Bun 1.x"}
+
+
+def runtimes(run_code: bool) -> list[dict[str, Any]]:
+    """This mock's runtimes as they are (DECISIONS T13): what runs each language here (or
+    that nothing does), whether code runs at all, and the packages importable here; the
+    signatures, return shapes, templates and built-in modules are the service's."""
+    out = []
+    for entry in _RUNTIMES:
+        language = entry["language"]
+        here = runtime_description(language)
+        service = _SERVICE_RUNTIMES[language]
+        if here is None:
+            runtime = f"none installed in this mock: runs fail (the service runs {service})"
+        elif here.startswith("Bun"):
+            runtime = here
+        else:
+            runtime = f"{here} in this mock (the service runs {service})"
+        if not run_code:
+            runtime += "; code not executed here (execution off)"
+        packages = installed_python_packages() if language == "python" else []
+        out.append({**entry, "runtime": runtime, "auto_install_packages": packages})
+    return out
+
+
 @operation("listCustomToolRuntimes")
 def list_custom_tool_runtimes(ctx: Context) -> dict[str, Any]:
-    return {"data": _RUNTIMES}
+    return {"data": runtimes(ctx.run_code)}

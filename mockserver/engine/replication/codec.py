@@ -44,7 +44,8 @@ def encode(command: Command) -> list[Any]:
             entry = {"k": "load", "dataset": command.dataset}
         case MoveClock():
             entry = {"k": "clock", "advance_ms": command.advance_ms,
-                     "target_ms": command.target_ms, "wall_ms": command.wall_ms}
+                     "target_ms": command.target_ms, "wall_ms": command.wall_ms,
+                     "frozen": command.frozen}
         case AddFault():
             entry = {"k": "fault_add", "spec": command.spec}
         case TakeFault():
@@ -80,7 +81,7 @@ def decode(raw_fields: list[bytes]) -> Command:
             return LoadDataset(entry["dataset"])
         case "clock":
             return MoveClock(entry.get("advance_ms"), entry.get("target_ms"),
-                             entry.get("wall_ms"))
+                             entry.get("wall_ms"), entry.get("frozen"))
         case "fault_add":
             return AddFault(entry["spec"])
         case "fault_take":

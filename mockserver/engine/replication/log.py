@@ -48,6 +48,7 @@ import asyncio
 import logging
 import math
 import secrets
+import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
@@ -138,6 +139,14 @@ class View:
         self.deferrable = False
         self.pending = False
         self.count: tuple[str, str] | None = None
+
+
+def append_deadline_ms() -> int:
+    """The Unix ms after which Redis refuses to run an append (append.lua): half a second
+    before this worker stops waiting for the reply (REDIS_TIMEOUT), so an append that a 503
+    answered (Redis paused, `DEBUG SLEEP`) is never applied once Redis resumes (DECISIONS
+    H33; the worker's and Redis's clocks are taken to agree within that margin)."""
+    return int((time.time() + REDIS_TIMEOUT - 0.5) * 1000)
 
 
 def _behind(reply: list[Any]) -> bool:
@@ -562,7 +571,11 @@ class SharedLog:
                                           "limits", "jsizes", "jmeta")],
                           [expected, int(base), self.epoch or secrets.token_hex(8),
                            int(limits is not None), len(flat),
-                           *(count or ("", "")), now_ms, *flat, *fields])
+                           *(count or ("", "")), now_ms, append_deadline_ms(), *flat,
+                           *fields])
+        if reply[0] == 3:
+            raise StateUnavailable("shared state unavailable: Redis ran the write after this "
+                                   "worker stopped waiting for it; not applied, retry")
         if reply[0] == 2:
             assert count is not None
             raise _too_many(count[0], int(reply[1]), int(reply[2]), now_ms)

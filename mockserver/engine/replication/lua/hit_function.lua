@@ -13,7 +13,8 @@ local function hit(limits, windows, kind, ident, now)
   if window then
     local s, c = string.match(window, '(%-?%d+) (%d+)')
     start, count = tonumber(s), tonumber(c)
-    if now - start >= {{WINDOW_MS}} then start, count = now, 0 end
+    -- a clock moved back before the start opens a fresh window too (DECISIONS H24)
+    if now < start or now - start >= {{WINDOW_MS}} then start, count = now, 0 end
   end
   if count >= limit then return {limit, start} end
   redis.call('HSET', windows, field, start .. ' ' .. (count + 1))

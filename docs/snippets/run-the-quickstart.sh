@@ -1,0 +1,1 @@
+pytest test_quickstart.py
