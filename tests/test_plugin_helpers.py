@@ -76,3 +76,10 @@ def test_add_takes_references_from_the_parent_it_names(mock: MockApp) -> None:
         api.add("tickets", conversation_id="ph_sofia_rossi", workspace_id="ws_alpine")
     ticket = api.add("tickets", conversation_id="ph_sofia_rossi")
     assert ticket["contact_id"] == "ph_sofia_rossi"
+
+
+def test_simulate_against_a_real_server_skips_naming_it() -> None:
+    from mockserver.testing.control import RealServerControl
+
+    with pytest.raises(pytest.skip.Exception, match=r"simulate\.guest_message"):
+        RealServerControl("http://127.0.0.1:1").simulate("guest-message", {"body": "x"})
