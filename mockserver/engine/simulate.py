@@ -21,7 +21,7 @@ The rules and their provenance: spec/DECISIONS.md I1-I15; user docs: docs/simula
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from datetime import date
 from typing import TYPE_CHECKING, Any
 
@@ -199,15 +199,21 @@ def _new_conversation(store: Store, contact: Record, channel: str, now: str) -> 
     })
 
 
+def _tickets(store: Store, field: str, value: str) -> Iterator[Record]:
+    """The tickets whose `field` is `value`, newest first (the store's index, as
+    getConversation's latest ticket)."""
+    index = store.index("tickets", (field,), ("created_at",))
+    for key in index.keys((value,), after=None, descending=True):
+        ticket = store.get("tickets", key[-1])
+        if ticket is not None:
+            yield ticket
+
+
 def _ticket_for(store: Store, contact: Record, conversation: Record, channel: str, text: str,
                 now: str) -> Record:
     """The ticket the message belongs to (DECISIONS I4): the conversation's latest ticket
     waiting on the team when open, reopened when resolved, else a new one."""
-    latest: Record | None = None
-    for ticket in store.find("tickets", lambda t: t.get("conversation_id") == conversation["id"]):
-        if latest is None or (ticket["created_at"], ticket["id"]) > (latest["created_at"],
-                                                                      latest["id"]):
-            latest = ticket
+    latest = next(_tickets(store, "conversation_id", conversation["id"]), None)
     moved = {"last_message_at": now, "last_message_preview": preview(text), "updated_at": now}
     if latest is not None and latest["status"] in OPEN_TICKET:
         return store.update("tickets", latest["id"], {**moved, "waiting_on": "team"})
@@ -551,10 +557,8 @@ def call_ended(mock: MockApp, state: MockState, body: Mapping[str, Any]) -> dict
     def write(store: Store) -> dict[str, Any]:
         now = store.now()
         duration = int(body.get("duration_ms", 0))
-        open_ticket = next((t for t in sorted(
-            store.find("tickets", lambda t: t.get("conversation_id") == conversation["id"]
-                       and t.get("status") in OPEN_TICKET),
-            key=lambda t: (t["created_at"], t["id"]), reverse=True)), None)
+        open_ticket = next((t for t in _tickets(store, "conversation_id", conversation["id"])
+                            if t.get("status") in OPEN_TICKET), None)
         inbound = body.get("direction", "inbound") == "inbound"
         guest_phone, line = _phone(contact), str(template.get("to_phone") or "+10000000000")
         key = store.new_id("ce")
@@ -618,12 +622,11 @@ def helpdesk_synced(mock: MockApp, state: MockState, body: Mapping[str, Any]
     ticket_id = fields.get("ticket_id", (before or {}).get("ticket_id"))
     if ticket_id is None:
         # The mirror links the contact's ticket (the document requires one): the latest.
-        tickets = sorted(store.find("tickets", lambda t: t.get("contact_id") == contact["id"]),
-                         key=lambda t: (t["created_at"], t["id"]))
-        if not tickets:
+        latest = next(_tickets(store, "contact_id", contact["id"]), None)
+        if latest is None:
             raise BadRequest(f"body field 'ticket_id' is required: contact {contact['id']!r} "
                              "has no ticket to link")
-        ticket_id = tickets[-1]["id"]
+        ticket_id = latest["id"]
     linked = store.get("tickets", str(ticket_id))
     if linked is None or linked.get("contact_id") != contact["id"]:
         raise BadRequest(f"body field 'ticket_id': {ticket_id!r} is not a ticket of contact "
