@@ -3,6 +3,7 @@ resource, and the helpers every handler needs (ids, time, pages, shaping by sche
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -202,8 +203,8 @@ class Context:
         if cursor is None:
             cursor = self.query.get("cursor")
         after = self.services.cursors.decode(cursor, fp) if cursor else None
-        moving = table in KINDS
-        if moving:  # work that progresses: filtered and shown as it stands now
+        now = None
+        if table in KINDS:  # work that progresses: filtered and shown as it stands now
             now = progression_view(self.store, table)
             if where is not None:
                 test = where
@@ -216,8 +217,8 @@ class Context:
         if render is None and self.operation.data_schema is not None:
             render = self.operation.data_schema
         items: list[Any]
-        shown = [now(r) for r in found.items] if moving else found.items
-        if moving and any(a is not b for a, b in zip(shown, found.items, strict=True)):
+        shown = found.items if now is None else [now(r) for r in found.items]
+        if shown is not found.items and any(map(operator.is_not, shown, found.items)):
             # Some record moved: shown as it stands now (not cached: it changes as the clock
             # moves). A page of settled records takes the usual way below.
             fields = self.services.fields(render) if isinstance(render, str) else None

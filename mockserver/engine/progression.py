@@ -29,9 +29,8 @@ import hashlib
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from .clock import MAX_MS, format_timestamp, parse_timestamp
 from .store import Record, Store
@@ -430,6 +429,8 @@ def events_of(store: Store, execution: Record, stored: list[Record],
 
 def timezone_problem(name: Any) -> str | None:
     """Why `name` is not an IANA timezone (None when it is one)."""
+    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError  # where a schedule is written
+
     if not isinstance(name, str) or not name or name.startswith("/") or ".." in name:
         return f"{name!r} is not an IANA timezone"
     try:
@@ -456,6 +457,8 @@ def _minutes(clock_time: str) -> int:
 def in_schedule(schedule: Mapping[str, Any] | None, now_ms: int) -> bool:
     """Whether an agent's `autopilot_schedule` is on at `now_ms`, read in its timezone (UTC
     when it names none). No schedule: always on."""
+    from zoneinfo import ZoneInfo  # where a schedule is read
+
     if not schedule:
         return True
     zone = ZoneInfo(schedule.get("timezone") or "UTC")
@@ -486,7 +489,7 @@ def cron_fires(expression: str, after_ms: int, until_ms: int,
     from croniter import croniter  # imported when a clock move meets a cron trigger
 
     try:
-        it = croniter(expression, datetime.fromtimestamp(after_ms / 1000, tz=ZoneInfo("UTC")))
+        it = croniter(expression, datetime.fromtimestamp(after_ms / 1000, tz=UTC))
     except (ValueError, KeyError, TypeError):
         return []
     fires: list[int] = []
