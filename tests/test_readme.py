@@ -59,7 +59,7 @@ CHECKS = SNIPPETS / "checks.yaml"
 SHELL_LANGUAGES = {"", "sh", "bash", "shell", "console"}
 SAMPLE_LANGUAGES = SHELL_LANGUAGES | {"python", "py", "yaml", "yml", "javascript", "js", "mjs",
                                       "typescript", "ts"}
-FENCE = re.compile(r"^```(\S*)\s*$")
+FENCE = re.compile(r"^```(\S*)(?:\s+[^`]*)?$")  # a language, then attributes (title=...)
 MARKER = re.compile(r"<!--\s*readme-test:\s*(.*?)-->\s*$", re.S)
 INCLUDE = re.compile(r'^--8<-- "([^"]+)"$')
 STATUS_MARK = "readme-test-status"

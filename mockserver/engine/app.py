@@ -121,6 +121,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 import anyio.to_thread
+import orjson
 from starlette.types import Receive, Scope, Send
 
 from ..data.fixtures import Dataset, load_dataset
@@ -131,6 +132,7 @@ from .clock import Clock
 from .config import Config
 from .context import Services, ToolSettings
 from .core import Core
+from .errors import ResponseContractViolation
 from .exchange import Exchange, Scanned, read_body
 from .faults import Faults, fault_target_problem
 from .handlers import load_handlers
@@ -207,6 +209,7 @@ class MockApp:
             self.sessions = Sessions(self.state, self._new_state, **caps)
         self.core = Core(self.spec, config, handlers, self.services, self.state, self.sessions)
         self.layers = Layers(self.core)
+        self._stub_check: SelfCheck | None = None  # check_stub's, when self-check is off
         self.replica: Replica | None = None
         if self.state.replicated:
             self.replica = Replica(self.core, self.layers, self.state, self.cursors,
@@ -287,6 +290,35 @@ class MockApp:
         if problem is not None:
             field_name, message = problem
             raise ValueError(f"field '{field_name}': {message}")
+
+    def check_stub(self, method: str, path: str, status: int, body: Any,
+                   headers: dict[str, str]) -> None:
+        """ValueError naming the field when a stub's answer is not one the document allows
+        (decision W4): the path must name one operation (exact or a template, not a prefix),
+        the status be documented for it, the body its closed response schema (as the
+        self-check holds the mock's own answers) and its documented headers present."""
+        found = None if path.endswith("*") else self.router.match(path.rstrip("/") or "/")
+        operation = None if found is None else found[0].get(method.upper())
+        if operation is None:
+            raise ValueError(f"field 'path': a stub checked against the document needs the "
+                             f"path of one operation, exact or a template ({method.upper()} "
+                             f"{path!r} is not); validate=false stubs it unchecked")
+        if status not in operation.responses:
+            documented = ", ".join(map(str, sorted(operation.responses)))
+            raise ValueError(f"field 'status': {status} is not documented for "
+                             f"{operation.operation_id} ({documented}); validate=false "
+                             "sends it anyway, marked off-contract")
+        if body is None and operation.response_schema(status) is None:
+            return
+        checker = self.core.selfcheck or self._stub_check
+        if checker is None:
+            checker = self._stub_check = SelfCheck(self.spec)
+        try:
+            checker.check(operation, status, orjson.dumps(body), headers)
+        except ResponseContractViolation as exc:
+            raise ValueError(f"field 'json': not an answer {operation.operation_id} may give "
+                             f"with {status}: {'; '.join(exc.errors)}; validate=false sends "
+                             "it anyway, marked off-contract") from None
 
     def state_for(self, scope: Scope) -> MockState:
         """The state a request addresses: its session's (set by `Application`), or the

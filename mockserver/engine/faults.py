@@ -24,12 +24,13 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import anyio
+import orjson
 from starlette.types import Send
 
 from .responses import message_body
 
-__all__ = ["ConnectionDropped", "Delay", "Drop", "Effect", "FaultRule", "Faults", "Status",
-           "fault_target_problem"]
+__all__ = ["Answer", "ConnectionDropped", "Delay", "Drop", "Effect", "FaultRule", "Faults", "Status",
+           "compile_path", "fault_target_problem"]
 
 
 class ConnectionDropped(Exception):
@@ -101,6 +102,25 @@ class Status(Effect):
         return rule.status, body, raw
 
 
+class Answer(Effect):
+    """A stub (a rule with `stub`): the whole answer the test gave, its status, JSON body
+    (`body`; None: no body) and headers, in the core's place. Not self-checked when sent: it
+    was checked against the document when made, unless made `off_contract` (decision W4)."""
+
+    __slots__ = ()
+
+    def answer(self) -> tuple[int, bytes, RawHeaders] | None:
+        rule = self.rule
+        assert rule.status is not None
+        body = b"" if rule.body is None else orjson.dumps(rule.body)
+        raw = [(k.lower().encode("latin-1"), v.encode("latin-1"))
+               for k, v in rule.headers.items()]
+        raw.append((b"content-length", str(len(body)).encode()))
+        if body and all(name != b"content-type" for name, _ in raw):
+            raw.append((b"content-type", b"application/json"))
+        return rule.status, body, raw
+
+
 class Drop(Effect):
     """A rule with `drop`: the connection is lost mid-response (journaled as a 200 without a
     body: the status the response started with)."""
@@ -119,7 +139,9 @@ class Drop(Effect):
         raise ConnectionDropped("injected fault: connection dropped")
 
 
-def _compile_path(path: str | None) -> re.Pattern[str] | None:
+def compile_path(path: str | None) -> re.Pattern[str] | None:
+    """The pattern of a rule's path: exact (a trailing slash optional), a template
+    (`/v1/tickets/{id}`: one segment per parameter) or a prefix ending in `*`; None: any."""
     if path is None:
         return None
     path = path.rstrip("/") or "/"
@@ -160,14 +182,28 @@ class FaultRule:
     probability: float = 1.0
     headers: dict[str, str] = field(default_factory=dict)
     hits: int = 0
+    # A stub: answers `status` with `body` (JSON; None: none) and `headers`, a whole answer
+    # (`Answer`); `off_contract` when it was not checked against the document (W4, W5).
+    stub: bool = False
+    body: Any = None
+    off_contract: bool = False
     _pattern: re.Pattern[str] | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         if self.method is not None:
             self.method = self.method.upper()
-        self._pattern = _compile_path(self.path)
+        self._pattern = compile_path(self.path)
         if self.status is None and not self.drop and not self.delay_ms:
             raise ValueError("a fault needs a status, a delay_ms or drop")
+        if self.stub and (self.status is None or self.drop):
+            raise ValueError("a stub answers: it needs a status and cannot drop")
+        if self.stub and self.status is not None and self.status < 200:
+            raise ValueError(f"status: {self.status} is not a final answer (a stub's is "
+                             "200-599)")
+        if self.stub and self.status in (204, 304) and self.body is not None:
+            raise ValueError(f"json: a {self.status} answer has no body")
+        if not self.stub and (self.body is not None or self.off_contract):
+            raise ValueError("only a stub has a body (a fault's is its error)")
         if self.status is not None and not 100 <= self.status <= 599:
             raise ValueError(f"status {self.status} is not an HTTP status")
         if not 0.0 <= self.probability <= 1.0:
@@ -190,14 +226,21 @@ class FaultRule:
         return {"id": self.id, "method": self.method, "path": self.path, "status": self.status,
                 "error": self.error, "delay_ms": self.delay_ms, "drop": self.drop,
                 "count": self.count, "probability": self.probability,
-                "headers": self.headers, "hits": self.hits, "remaining": self.remaining}
+                "headers": self.headers, "hits": self.hits, "remaining": self.remaining,
+                **({"stub": True, "json": self.body, "off_contract": self.off_contract}
+                   if self.stub else {})}
 
     def describe(self) -> str:
+        if self.stub:  # the journal's `fault` of the requests it answered (W5)
+            return (f"stub #{self.id} ({self.status}"
+                    f"{', off-contract' if self.off_contract else ''})")
         what = "drop" if self.drop else (f"status {self.status}" if self.status else "delay")
         return f"fault #{self.id} ({what})"
 
     def effect(self) -> Effect:
-        """What firing this rule does to a request (its kind: drop, status or delay)."""
+        """What firing this rule does to a request (its kind: stub, drop, status or delay)."""
+        if self.stub:
+            return Answer(self)
         if self.drop:
             return Drop(self)
         if self.status is not None:

@@ -44,7 +44,9 @@ import orjson
 
 from ..data.fixtures import load_dataset
 from ..engine.clock import parse_clock
+from ..engine.coverage import coverage_markdown, coverage_report
 from ..engine.errors import ApiError, BadRequest, NotFound
+from ..engine.har import har_document
 from ..engine.progress_control import (
     get_progression,
     list_scripts,
@@ -259,6 +261,9 @@ def _list_requests(call: Call) -> dict[str, Any]:
     total = len(found)
     if query.get("limit"):
         found = found[-query["limit"]:]
+    if query.get("format") == "har":  # the same entries as an HTTP Archive (W7)
+        return har_document(found, call.mock.base_url_of(state),
+                            comment=f"session {state.name}: {len(found)} of {total} requests")
     return {"data": [{**e.to_dict(), "session": state.name} for e in found], "total": total,
             "dropped": state.journal.dropped}
 
@@ -268,6 +273,17 @@ def _count_requests(call: Call) -> dict[str, Any]:
     query = call.query
     return {"count": len(call.state.journal.entries(
         method=query.get("method"), path=query.get("path"), status=query.get("status")))}
+
+
+@handles("getCoverage")
+def _get_coverage(call: Call) -> dict[str, Any]:
+    query = call.query
+    state = call.mock.sessions.state(query["session"]) if "session" in query else call.state
+    report = coverage_report(call.mock.spec, (e.to_dict() for e in state.journal.entries()))
+    report = {**report, "session": state.name, "dropped": state.journal.dropped}
+    if query.get("format") == "markdown":
+        return {"markdown": coverage_markdown(report), "percent": report["percent"]}
+    return report
 
 
 @handles("clearRecordedRequests")
@@ -291,6 +307,25 @@ def _add_fault(call: Call) -> dict[str, Any]:
         raise BadRequest(f"body {exc}") from None
     try:
         rule = call.state.add_fault(**body)
+    except ValueError as exc:
+        raise BadRequest(f"request body: {exc}") from None
+    return {"data": rule.to_dict()}
+
+
+@handles("addStub")
+def _add_stub(call: Call) -> dict[str, Any]:
+    body = call.body
+    method, path, status, answer = body["method"], body["path"], body["status"], body.get("json")
+    try:  # a rule that could never fire (U2), then an answer the document does not allow (W4)
+        call.mock.check_fault(method, path)
+        if body["validate"]:
+            call.mock.check_stub(method, path, status, answer, body.get("headers", {}))
+    except ValueError as exc:
+        raise BadRequest(f"body {exc}") from None
+    try:
+        rule = call.state.add_fault(method=method, path=path, status=status, body=answer,
+                                    headers=body.get("headers", {}), count=body["count"],
+                                    stub=True, off_contract=not body["validate"])
     except ValueError as exc:
         raise BadRequest(f"request body: {exc}") from None
     return {"data": rule.to_dict()}

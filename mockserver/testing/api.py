@@ -7,9 +7,12 @@ which does it in this process, over the control API, or skips against a real ser
 
 from __future__ import annotations
 
+import json
+import os
 import warnings
 from collections.abc import Mapping
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import httpx
 import pytest
@@ -22,6 +25,10 @@ from .control import Control, InProcessControl, RealServerControl, RecordedReque
 from .identities import Tokens, Workspaces
 from .server import TRANSPORT_SETTINGS, ssl_context
 from .transport import AsyncDirectTransport
+from .verify import Expectation, called_message, parse_target, select
+
+if TYPE_CHECKING:
+    from .start import MockApiRun
 
 
 class ClockControl:
@@ -155,6 +162,15 @@ class MockApi:
         self._closers: list[Any] = []
         self._base: httpx.URL | None = None
 
+    @staticmethod
+    def start(fixtures: Any = None, **settings: Any) -> MockApiRun:
+        """The mock without pytest (unittest, scripts, notebooks): `with MockApi.start(
+        fixtures=..., clock=...) as api:`, or `@MockApi.start(...)` on a function (given
+        `mock_api=` when it names it). See `testing/start.py`."""
+        from .start import start
+
+        return start(fixtures, **settings)
+
     # -- available against the mock and a real server ------------------------------------
 
     @property
@@ -284,6 +300,44 @@ class MockApi:
         without reading them."""
         return self._control.request_count(method, path, status)
 
+    def calls(self, operation: str | None = None, method: str | None = None,
+              path: str | None = None, status: int | None = None) -> list[RecordedRequest]:
+        """The journal entries of this test that match, oldest first: by `operation` (an
+        operationId, `listTickets`), `method`, `path` (exact, a template `/v1/tickets/{id}`,
+        or a prefix ending in `*`, as a fault rule's) and `status`. `len(...)` is the count
+        (respx's `call_count`)."""
+        return select(self.requests(), Expectation(operation, method, path, status))
+
+    def assert_called(self, operation_or_path: str, times: int | None = None, *,
+                      method: str | None = None,
+                      status: int | None = None) -> list[RecordedRequest]:
+        """Fail unless the requests named (an operationId, a path or template, or
+        `"POST /v1/tickets"`) were received `times` times (None: at least once), listing the
+        matching requests and the closest others (WireMock's `verify`). Returns the matches."""
+        expected = parse_target(operation_or_path, method=method, status=status)
+        entries = self.requests()
+        found = select(entries, expected)
+        if (len(found) != times) if times is not None else not found:
+            raise AssertionError(called_message(expected, times, found, entries))
+        return found
+
+    def assert_not_called(self, operation_or_path: str, *, method: str | None = None,
+                          status: int | None = None) -> None:
+        """`assert_called(..., times=0)`."""
+        self.assert_called(operation_or_path, 0, method=method, status=status)
+
+    def export_har(self, file: str | os.PathLike[str] | None = None, *,
+                   method: str | None = None, path: str | None = None,
+                   status: int | None = None) -> dict[str, Any]:
+        """The test's requests (filtered as `requests()`: `path` a prefix) as an HTTP Archive
+        1.2 document, written to `file` when given (DevTools' Network panel, HTTP Toolkit and
+        Bruno import it); tokens redacted as the journal redacts them. Returns the document."""
+        document = self._control.har(method, path, status)
+        if file is not None:
+            Path(file).write_text(json.dumps(document, indent=2, ensure_ascii=False),
+                                  encoding="utf-8")
+        return document
+
     @property
     def last_request(self) -> RecordedRequest:
         """The last request the mock received in this test (an AssertionError if none)."""
@@ -301,6 +355,24 @@ class MockApi:
         return self._control.fault(dict(
             method=method, path=path, status=status, count=count, delay_ms=int(delay * 1000),
             drop=drop, probability=probability, error=error, headers=dict(headers or {})))
+
+    def stub(self, method: str, path: str, status: int = 200, json: Any = None,
+             headers: Mapping[str, str] | None = None, times: int | None = 1, *,
+             validate: bool = True) -> FaultRule:
+        """Answer the next `times` requests matching `method` and `path` (exact or a template,
+        as a fault's) with `status`, the `json` body and `headers`; then the state answers
+        again (None: until reset). The answer is checked against the document first (the
+        status documented for the operation, the body its response schema): ValueError naming
+        the field, unless `validate=False`, which keeps it as given and marks the requests it
+        answers off-contract in the journal (`RecordedRequest.off_contract`). WireMock's
+        `stubFor`, pytest-httpserver's `expect_request(...).respond_with_json(...)`."""
+        spec: dict[str, Any] = {"method": method, "path": path, "status": status,
+                                "count": times, "validate": validate}
+        if json is not None:
+            spec["json"] = json
+        if headers:
+            spec["headers"] = dict(headers)
+        return self._control.stub(spec)
 
     def set_rate_limit(self, per_minute: int | None = None, *, workspace: str | None = None,
                        enabled: bool | None = None) -> None:

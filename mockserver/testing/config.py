@@ -33,7 +33,8 @@ REMOTE_SETTINGS = {
     "other_workspace": ("--mock-api-other-workspace", "MOCK_API_OTHER_WORKSPACE"),
 }
 MARKER_FIELDS = ("fixtures", "rate_limit", "seed", "self_check", "clock", "journal_size",
-                  "strict_params", "fail_on_ignored_params", "run_tool_code", "progression")
+                  "strict_params", "fail_on_ignored_params", "strict_requests",
+                  "run_tool_code", "progression")
 PROGRESSION_MODES = ("immediate", "time", "manual")
 
 
@@ -60,6 +61,9 @@ class MockApiConfig:
     fail_on_ignored_params: bool = False
     # Custom tools' code runs for real (engine/toolexec.py): the user's own tests, in process.
     run_tool_code: bool = True
+    # Fail the test, at teardown, that caused a 404 for an unknown route, a 405 or a 5xx
+    # (faults and stubs it planted aside): pytest-httpserver's check_assertions (W2).
+    strict_requests: bool = False
     base_url: str | None = None  # a real server: the mock is not started
     # Shared state (redis://HOST:PORT/DB): the mock is one worker of a mock kept in Redis.
     state: str | None = None
@@ -115,6 +119,9 @@ def add_options(parser: pytest.Parser) -> None:
                     help="refuse unknown query parameters with 400 (default: ignore them)")
     group.addoption("--mock-api-fail-on-ignored-params", action="store_true", default=None,
                     help="fail a test that sent a query parameter the mock ignored")
+    group.addoption("--mock-api-strict-requests", action="store_true", default=None,
+                    help="fail a test whose requests answered 404 for an unknown route, 405 "
+                         "or 5xx (injected faults aside)")
     group.addoption("--mock-api-state", default=None, metavar="redis://HOST:PORT/DB",
                     help="keep the mock's state in Redis (env MOCK_API_STATE)")
     group.addoption("--mock-api-state-namespace", default=None, metavar="NAME",
@@ -152,6 +159,9 @@ def add_options(parser: pytest.Parser) -> None:
     parser.addini("mock_api_fail_on_ignored_params",
                   "fail a test that sent a query parameter the mock ignored", type="bool",
                   default=False)
+    parser.addini("mock_api_strict_requests",
+                  "fail a test whose requests answered 404 (unknown route), 405 or 5xx",
+                  type="bool", default=False)
     parser.addini("mock_api_base_url", "run against this real server instead", default="")
     parser.addini("mock_api_container", "run mock_api against this image in a container",
                   default="")
@@ -216,7 +226,7 @@ def _read_config(pytestconfig: pytest.Config) -> MockApiConfig:
     clock = pick("--mock-api-clock", "mock_api_clock")
     if clock is not None:
         config = config.replace(clock=None if clock == "real" else clock)
-    for name in ("strict_params", "fail_on_ignored_params"):
+    for name in ("strict_params", "fail_on_ignored_params", "strict_requests"):
         flag = pytestconfig.getoption(f"--mock-api-{name.replace('_', '-')}")
         config = config.replace(**{name: bool(flag or pytestconfig.getini(f"mock_api_{name}"))})
     progression = pytestconfig.getini("mock_api_progression")
@@ -244,7 +254,7 @@ class MockApiWarning(UserWarning):
 
 # What only the mock can do: set against a real server, they cannot apply (decision U4).
 _MOCK_ONLY = ("fixtures", "rate_limit", "seed", "clock", "journal_size", "strict_params",
-              "fail_on_ignored_params", "state", "progression")
+              "fail_on_ignored_params", "strict_requests", "state", "progression")
 
 
 def check_real_server(config: MockApiConfig) -> None:

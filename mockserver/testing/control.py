@@ -71,6 +71,9 @@ class Control:
     def fault(self, spec: dict[str, Any]) -> FaultRule:
         self._skip("fault()")
 
+    def stub(self, spec: dict[str, Any]) -> FaultRule:
+        self._skip("stub()")
+
     def set_rate_limit(self, per_minute: int | None, workspace: str | None,
                        enabled: bool | None) -> None:
         self._skip("set_rate_limit()")
@@ -81,6 +84,10 @@ class Control:
 
     def request_count(self, method: str | None, path: str | None, status: int | None) -> int:
         self._skip("request_count()")
+
+    def har(self, method: str | None, path: str | None, status: int | None) -> dict[str, Any]:
+        """The test's journal as an HTTP Archive 1.2 document (filtered as `requests`)."""
+        self._skip("export_har()")
 
     def clock(self) -> tuple[str, bool]:
         """The clock's instant and whether it is frozen."""
@@ -207,13 +214,32 @@ class RecordedRequest:
     operation_id: str | None
     fault: str | None
     ignored_params: tuple[str, ...] = ()
+    variations: tuple[int, ...] = ()  # the robustness plan's items that varied the answer
 
     @classmethod
     def decode(cls, entry: Mapping[str, Any]) -> RecordedRequest:
         return cls(entry["seq"], entry["time"], entry["method"], entry["path"], entry["query"],
                    entry["headers"], entry.get("body"), entry["status"],
                    entry.get("response_body"), entry.get("operation_id"), entry.get("fault"),
-                   tuple(entry.get("ignored_params", ())))
+                   tuple(entry.get("ignored_params", ())), tuple(entry.get("variations", ())))
+
+    def as_entry(self) -> dict[str, Any]:
+        """The fields of the journal's entry that the coverage report reads
+        (engine/coverage.py)."""
+        return {"method": self.method, "path": self.path, "query": self.query,
+                "body": self.json, "status": self.status, "response_body": self.response_json,
+                "operation_id": self.operation_id, "fault": self.fault,
+                "variations": list(self.variations)}
+
+    @property
+    def stub(self) -> bool:
+        """Whether a stub of the test answered it (its `fault` names the stub)."""
+        return self.fault is not None and self.fault.startswith("stub #")
+
+    @property
+    def off_contract(self) -> bool:
+        """Whether a stub made with `validate=False` answered it (W5)."""
+        return self.stub and self.fault is not None and self.fault.endswith("off-contract)")
 
     @property
     def query_string(self) -> bytes:
@@ -247,9 +273,16 @@ class MockControl(Control):
             if error.status == 400:  # a rule that could never fire, named
                 raise ValueError(f"mock_api.fault: {error.message}") from None
             raise
-        rule = FaultRule(**{k: v for k, v in found.items() if k not in ("remaining", "hits")})
-        rule.hits = found["hits"]
-        return rule
+        return _rule(found)
+
+    def stub(self, spec: dict[str, Any]) -> FaultRule:
+        try:
+            found = self.call("addStub", body=spec)["data"]
+        except ControlError as error:
+            if error.status == 400:  # not an answer the document allows, the field named
+                raise ValueError(f"mock_api.stub: {error.message}") from None
+            raise
+        return _rule(found)
 
     def set_rate_limit(self, per_minute: int | None, workspace: str | None,
                        enabled: bool | None) -> None:
@@ -265,6 +298,10 @@ class MockControl(Control):
         found = self.call("listRecordedRequests",
                           query={"method": method, "path": path, "status": status})
         return [RecordedRequest.decode(e) for e in found["data"]]
+
+    def har(self, method: str | None, path: str | None, status: int | None) -> dict[str, Any]:
+        return dict(self.call("listRecordedRequests", query={
+            "method": method, "path": path, "status": status, "format": "har"}))
 
     def request_count(self, method: str | None, path: str | None, status: int | None) -> int:
         found = self.call("countRecordedRequests",
@@ -344,6 +381,16 @@ class MockControl(Control):
     def simulate(self, event: str, body: dict[str, Any]) -> dict[str, Any]:
         found = self._progression_call(self._SIMULATE[event], body=body)
         return dict(found["data"])
+
+
+def _rule(found: Mapping[str, Any]) -> FaultRule:
+    """A fault rule (or stub) as the control API answered it."""
+    fields = {k: v for k, v in found.items() if k not in ("remaining", "hits", "json")}
+    if "json" in found:
+        fields["body"] = found["json"]
+    rule = FaultRule(**fields)
+    rule.hits = found["hits"]
+    return rule
 
 
 class InProcessControl(MockControl):

@@ -35,7 +35,7 @@ from typing import Any
 import pytest
 
 from ..robust import pytest_mode as robust_mode
-from . import shared
+from . import coverage, shared, verify
 from .api import ClockControl, MockApi
 from .config import (
     MockApiConfig,
@@ -55,6 +55,7 @@ __all__ = ["ClockControl", "MockApi", "MockApiConfig", "MockApiSnapshot", "MockA
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     add_options(parser)
+    coverage.add_options(parser.getgroup("mock_api"), parser)  # --mock-api-coverage
     robust_mode.add_options(parser)  # robustness mode (mockserver/robust/pytest_mode.py)
 
 
@@ -63,10 +64,11 @@ def pytest_configure(config: pytest.Config) -> None:
         "markers",
         "mock_api(fixtures=None, rate_limit=None, seed=None, self_check=None, clock=None, "
         "journal_size=None, strict_params=None, fail_on_ignored_params=None, "
-        "run_tool_code=None): configure the "
+        "strict_requests=None, run_tool_code=None, progression=None): configure the "
         "mock_api fixture for this test",
     )
     robust_mode.configure(config)  # the mock_api_robust marker and its hook
+    coverage.register(config)  # --mock-api-coverage: the run's report (testing/coverage.py)
     image = (config.getoption("--mock-api-container") or os.environ.get("MOCK_API_CONTAINER")
              or config.getini("mock_api_container"))
     share = config.getoption("--mock-api-share-server") or config.getini("mock_api_share_server")
@@ -110,6 +112,12 @@ def _fail_on_ignored_params(api: MockApi) -> None:
                         f"{', '.join(e.ignored_params)} in {e.method} {e.path}"
                         f"?{e.query_string.decode('latin-1')}" for e in sent),
                     pytrace=False)
+
+
+def _fail_on_unexpected_requests(api: MockApi) -> None:
+    found = verify.unexpected(api.requests())
+    if found:
+        pytest.fail(verify.unexpected_message(found), pytrace=False)
 
 
 # -- fixtures --------------------------------------------------------------------------------
@@ -189,9 +197,14 @@ def mock_api(mock_api_config: MockApiConfig, mock_api_session: LazyServer,
             yield api
         finally:
             error = api._close()
+            found = coverage.collector(request.config)
+            if found is not None and api.is_mock:  # the test's requests, for the report
+                found.add([entry.as_entry() for entry in api.requests()])
         if error is not None:
             raise error
         if config.fail_on_ignored_params:
             _fail_on_ignored_params(api)
+        if config.strict_requests and api.is_mock:
+            _fail_on_unexpected_requests(api)
     finally:
         control.close()

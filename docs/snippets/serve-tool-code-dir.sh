@@ -1,0 +1,1 @@
+python -m mockserver serve --run-tool-code --tool-code-dir ./tools
