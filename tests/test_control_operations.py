@@ -212,3 +212,48 @@ def test_a_control_call_sees_what_another_worker_changed(
                                transport=SyncASGITransport(create_app(mock=mock)))
         control = HttpControl(client, "default")
     assert control.clock()[0] == "2026-11-01T12:01:00.000Z"
+
+
+# -- simulated inbound events (issue 41) -------------------------------------------------------
+
+def test_simulate_guest_message_and_reservation(mock_control: MockControl, api: Any) -> None:
+    from mockserver.engine.progression import Refused
+
+    params = {"workspace_id": "ws_alpine"}
+    mock_control.call("setClock", body={"now": "2026-11-01T12:00:00.000Z"})  # 13:00 Vienna
+    done = mock_control.simulate("guest-message", {"conversation_id": "ph_felix_huber",
+                                                   "body": "Sauna tonight?"})
+    assert done["mode"] == "autopilot" and done["agent_id"] == "ag_alpine_host"
+    shown = api("GET", "/v1/conversations/ph_felix_huber", params=params).json()["data"]
+    assert shown["last_message_preview"] == "Sauna tonight?"
+    mock_control.call("setClock", body={"advance_seconds": 15})
+    messages = api("GET", "/v1/conversations/ph_felix_huber/messages",
+                   params={**params, "limit": 100}).json()["data"]
+    assert done["sent_message_id"] in {m["id"] for m in messages}
+    with pytest.raises(Refused) as refused:
+        mock_control.simulate("guest-message", {"conversation_id": "ph_nobody", "body": "x"})
+    assert refused.value.status == 404 and "conversation_id" in str(refused.value)
+    booked = mock_control.simulate("reservation", {
+        "workspace_id": "ws_alpine", "contact_id": "ph_felix_huber", "status": "confirmed",
+        "listing_id": "lst_edelweiss_chalet", "arrival_date": "2027-01-09",
+        "departure_date": "2027-01-16"})
+    assert booked["trigger"] == "RESERVATION_NEW" and len(booked["execution_ids"]) == 1
+    with pytest.raises(Refused) as refused:
+        mock_control.simulate("reservation", {"id": "rs_nope", "status": "cancelled"})
+    assert refused.value.status == 404
+
+
+def test_simulate_call_helpdesk_and_delivery(mock_control: MockControl, api: Any) -> None:
+    from mockserver.engine.progression import Refused
+
+    call = mock_control.simulate("call", {"contact_id": "ph_tom_gallagher", "duration_ms": 1000})
+    assert call["conversation_id"] == "ph_tom_gallagher"
+    synced = mock_control.simulate("helpdesk-ticket", {"id": "hd_emma_clarke_zendesk",
+                                                       "status": "open"})
+    assert synced["status"] == "open"
+    with pytest.raises(Refused) as refused:
+        mock_control.simulate("delivery", {"message_id": "ms_nope", "status": "read"})
+    assert refused.value.status == 404 and "message_id" in str(refused.value)
+    with pytest.raises(Refused) as refused:  # an inbound message is not delivered
+        mock_control.simulate("delivery", {"message_id": "ms_felix_huber_01", "status": "read"})
+    assert refused.value.status in (400, 409)

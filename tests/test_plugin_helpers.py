@@ -53,3 +53,33 @@ def test_the_clock_reads_are_methods(mock: MockApp) -> None:
     assert clock.now() == "2026-11-01T12:00:00.000Z" and clock.is_frozen() is True
     with pytest.warns(DeprecationWarning, match=r"is_frozen\(\)"):
         assert clock.frozen is True  # the old property still answers
+
+
+def test_add_takes_references_from_the_parent_it_names(mock: MockApp) -> None:
+    """A message added to Sofia Rossi's conversation is hers (issue 41): her channel, her
+    workspace, no other guest's ticket or sender, the clock's instant."""
+    api = _api(mock)
+    template = mock.state.dataset.tables["messages"]
+    added = api.add("messages", conversation_id="ph_sofia_rossi", direction="inbound",
+                    body="Hello from Sofia")
+    assert added["channel"] == "unthreaded_email" and added["workspace_id"] == "ws_harborview"
+    assert added["ticket_id"] is None
+    assert added["sender"]["name"] == "Sofia Rossi"
+    assert added["sender"]["external_id"] not in {
+        m["sender"]["external_id"] for m in template.values()
+        if m["conversation_id"] != "ph_sofia_rossi"}
+    assert added["sent_at"] == added["created_at"] >= mock.state.clock.now()
+    with pytest.raises(ValueError, match="field 'conversation_id'"):
+        api.add("messages", conversation_id="ph_sofia_rossi", ticket_id="xd_aisha_khan_parking",
+                body="x")
+    with pytest.raises(ValueError, match="'workspace_id'"):
+        api.add("tickets", conversation_id="ph_sofia_rossi", workspace_id="ws_alpine")
+    ticket = api.add("tickets", conversation_id="ph_sofia_rossi")
+    assert ticket["contact_id"] == "ph_sofia_rossi"
+
+
+def test_simulate_against_a_real_server_skips_naming_it() -> None:
+    from mockserver.testing.control import RealServerControl
+
+    with pytest.raises(pytest.skip.Exception, match=r"simulate\.guest_message"):
+        RealServerControl("http://127.0.0.1:1").simulate("guest-message", {"body": "x"})

@@ -19,7 +19,8 @@ if TYPE_CHECKING:
     from .state import MockState
     from .store import Record, Store
 
-__all__ = ["add_record", "get_record", "no_record", "unknown_table"]
+__all__ = ["PARENTS", "add_record", "derive_references", "get_record", "no_record",
+           "unknown_table"]
 
 
 def unknown_table(table: str) -> NotFound:
@@ -36,6 +37,83 @@ def _table(table: str) -> Any:
     if found is None:
         raise unknown_table(table)
     return found
+
+
+# A record naming its parent takes the parent's references (DECISIONS I15): field -> (the
+# parent table, {this record's field: the parent's field, dotted}). A value given that
+# differs from the parent's is refused (400 naming the field); one not given is derived, never
+# copied from the fixture record the new one is made from (another guest's).
+PARENTS: dict[str, list[tuple[str, str, dict[str, str]]]] = {
+    "messages": [("conversation_id", "conversations",
+                  {"workspace_id": "workspace_id", "channel": "channel"}),
+                 ("ticket_id", "tickets", {"conversation_id": "conversation_id"})],
+    "tickets": [("conversation_id", "conversations",
+                 {"workspace_id": "workspace_id", "contact_id": "contact.id"})],
+    "ticket_notes": [("ticket_id", "tickets",
+                      {"workspace_id": "workspace_id", "contact_id": "contact_id"})],
+    "escalations": [("conversation_id", "conversations",
+                     {"workspace_id": "workspace_id", "contact_id": "contact.id"})],
+    "calls": [("conversation_id", "conversations",
+               {"workspace_id": "workspace_id", "contact_id": "contact.id"}),
+              ("ticket_id", "tickets", {"conversation_id": "conversation_id"})],
+    "reservations": [("contact_id", "contacts", {"workspace_id": "workspace_id"})],
+    "helpdesk_tickets": [("contact_id", "contacts", {"workspace_id": "workspace_id"})],
+}
+# What a copy may not keep of its template once its parent is another (the template's own
+# thread): cleared or derived below.
+_CHILD_OF_TEMPLATE = {"messages": ("ticket_id",), "calls": ("ticket_id",),
+                      "escalations": ("agent_run_id",)}
+
+
+def _dig(record: Record, path: str) -> Any:
+    node: Any = record
+    for part in path.split("."):
+        node = node.get(part) if isinstance(node, dict) else None
+    return node
+
+
+def derive_references(store: Store, table: str, template: Record, values: dict[str, Any],
+                      record: dict[str, Any]) -> None:
+    """Make `record` (a copy of `template` with `values`) agree with the parents `values`
+    name: their references derived, a conflicting value given refused (BadRequest naming the
+    field). A message's sender is the contact on that channel (inbound) and its instants the
+    clock's."""
+    for field, parent_table, copies in PARENTS.get(table, ()):
+        key = values.get(field)
+        if key is None:
+            continue
+        parent = store.get(parent_table, key) if isinstance(key, str) else None
+        if parent is None:
+            continue  # the loader's reference check names it
+        for child_field, parent_path in copies.items():
+            wanted = _dig(parent, parent_path)
+            if child_field in values and values[child_field] != wanted:
+                raise BadRequest(f"field {child_field!r}: {values[child_field]!r} conflicts with "
+                                 f"{field} {key!r}, whose {parent_path} is {wanted!r}")
+            record[child_field] = wanted
+        if template.get(field) != key:
+            for stale in _CHILD_OF_TEMPLATE.get(table, ()):
+                if stale not in values and stale != field:
+                    record[stale] = None
+    if table == "messages" and "conversation_id" in values:
+        now = record.get("created_at") if "created_at" not in values else None
+        now = now if isinstance(now, str) else store.now()
+        for stamp in ("sent_at", "created_at"):
+            if stamp not in values:
+                record[stamp] = now
+        if "sender" not in values:
+            conversation = store.get("conversations", str(values["conversation_id"]))
+            contact = store.get("contacts", str(_dig(conversation or {}, "contact.id")))
+            if record.get("direction") == "inbound" and contact is not None:
+                handles = [c for c in contact.get("channels") or ()
+                           if c.get("type") == record.get("channel")] or list(
+                               contact.get("channels") or ())
+                name = " ".join(p for p in (contact.get("first_name"),
+                                            contact.get("last_name")) if p)
+                record["sender"] = {"user_id": None, "name": name or contact["id"],
+                                    "external_id": handles[0]["value"] if handles else None}
+            elif record.get("direction") == "outbound":
+                record["sender"] = {**(template.get("sender") or {}), "external_id": None}
 
 
 def add_record(mock: MockApp, state: MockState, table: str, values: dict[str, Any],
@@ -85,6 +163,7 @@ def add_record(mock: MockApp, state: MockState, table: str, values: dict[str, An
         for stamp in ("created_at", "updated_at"):
             if stamp in template and stamp not in values:
                 record[stamp] = now
+        derive_references(store, table, template, values, record)
         if table == "workflow_executions" and "status" not in values:
             # An execution added without a status is a dispatch of its workflow: it starts
             # now and progresses (progression.py), taking the workflow's next scripted outcome.

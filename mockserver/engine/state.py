@@ -79,6 +79,7 @@ from .faults import FaultRule, Faults
 from .journal import MAX_JOURNAL_BYTES, Journal, Observed
 from .progression import MOCK_TABLE, fire_crons
 from .ratelimit import RateLimiter
+from .replies import deliver_due
 from .storage import FileStore, StorageKeys
 from .store import Base, Record, Seed, Snapshot, Store
 
@@ -449,11 +450,13 @@ class MockState:
         self.submit(MoveClock(wall_ms=int(time.time() * 1000), frozen=frozen))
 
     def _passed(self, before_ms: int) -> None:
-        """What the clock triggers as it passes from `before_ms` to now: cron dispatches,
-        written as one write of their own (replicated as any)."""
+        """What the clock triggers as it passes from `before_ms` to now: cron dispatches and
+        autopilot replies that fall due (simulate.deliver_due), written as one write of their
+        own (replicated as any)."""
         after_ms = self.clock.now_ms()
         if after_ms > before_ms:
-            self.write(lambda store: fire_crons(store, before_ms, after_ms))
+            self.write(lambda store: (fire_crons(store, before_ms, after_ms),
+                                      deliver_due(store, after_ms)))
 
     def write(self, fn: Callable[[Store], Any]) -> Any:
         """Run `fn` on the store as one write (a helper's: the control API's transitions,

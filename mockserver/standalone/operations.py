@@ -56,6 +56,7 @@ from ..engine.progress_control import (
 )
 from ..engine.records import add_record, get_record, no_record
 from ..engine.sessions import DEFAULT_SESSION
+from ..engine.simulate import call_ended, guest_message, helpdesk_synced, reservation
 from ..engine.validation import RequestValidator
 from ..openapi.spec import Spec, data_dir
 from ..openapi.yamlload import load_yaml
@@ -443,6 +444,38 @@ def _set_workflow_script(call: Call) -> dict[str, Any]:
 @handles("listScripts")
 def _list_scripts(call: Call) -> dict[str, Any]:
     return list_scripts(call.state)
+
+
+# -- simulated inbound events (the work: engine/simulate.py) --------------------------------
+
+@handles("simulateGuestMessage")
+def _simulate_guest_message(call: Call) -> dict[str, Any]:
+    return guest_message(call.mock, call.state, call.body)
+
+
+@handles("simulateReservation")
+def _simulate_reservation(call: Call) -> dict[str, Any]:
+    return reservation(call.mock, call.state, call.body)
+
+
+@handles("simulateCallEnded")
+def _simulate_call_ended(call: Call) -> dict[str, Any]:
+    return call_ended(call.mock, call.state, call.body)
+
+
+@handles("simulateHelpdeskSync")
+def _simulate_helpdesk_sync(call: Call) -> dict[str, Any]:
+    return helpdesk_synced(call.mock, call.state, call.body)
+
+
+@handles("simulateDelivery")
+def _simulate_delivery(call: Call) -> dict[str, Any]:
+    key = call.body["message_id"]
+    if call.state.store.get("messages", key) is None:
+        raise NotFound(f"body field 'message_id': message {key!r} not found",
+                       reason="no_record")
+    fields = {k: v for k, v in call.body.items() if k != "message_id"}
+    return transition_record(call.mock, call.state, "messages", key, fields)
 
 
 # -- sessions and snapshots ----------------------------------------------------------------

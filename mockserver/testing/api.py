@@ -88,6 +88,53 @@ class ProgressionControl:
         return dict(self._control.progression({"kinds": {kind: value}})["kinds"][kind])
 
 
+class SimulateControl:
+    """Simulated inbound events through the product's own rules (engine/simulate.py,
+    docs/simulate.md). Each answers with what it caused; refusals raise `Refused` (from
+    mockserver.engine.progression) with `.status` 404 (an unknown id, named) or 400."""
+
+    def __init__(self, control: Control) -> None:
+        self._control = control
+
+    def guest_message(self, body: str, *, conversation_id: str | None = None,
+                      contact_id: str | None = None, channel: str | None = None,
+                      attachments: list[Mapping[str, Any]] | None = None) -> dict[str, Any]:
+        """A guest writes in on `conversation_id` (or the conversation of `contact_id` on
+        `channel`): the ids of the message, conversation, contact, ticket, run, agent,
+        escalation and autopilot reply (`sent_message_id`, written at `reply_due_at`), and
+        `mode` (autopilot, proposal, escalated, failed, ai_paused, None)."""
+        request: dict[str, Any] = {"body": body}
+        for name, value in (("conversation_id", conversation_id), ("contact_id", contact_id),
+                            ("channel", channel)):
+            if value is not None:
+                request[name] = value
+        if attachments is not None:
+            request["attachments"] = [dict(a) for a in attachments]
+        return self._control.simulate("guest-message", request)
+
+    def reservation(self, **fields: Any) -> dict[str, Any]:
+        """A reservation synced from a PMS: new without `id`, changed with one. Answers
+        `{"reservation", "trigger", "execution_ids", "created"}`."""
+        return self._control.simulate("reservation", dict(fields))
+
+    def call_ended(self, contact_id: str, **fields: Any) -> dict[str, Any]:
+        """A call ended on the contact's conversation (`duration_ms`, `transcript`,
+        `summary` ...): the call as stored."""
+        return self._control.simulate("call", {"contact_id": contact_id, **fields})
+
+    def helpdesk_ticket(self, **fields: Any) -> dict[str, Any]:
+        """A helpdesk ticket synced from upstream: `id` changes a mirror, without it a new one."""
+        return self._control.simulate("helpdesk-ticket", dict(fields))
+
+    def delivery(self, message_id: str, status: str, error: str | None = None
+                 ) -> dict[str, Any]:
+        """The provider's delivery outcome for an outbound message (delivered, read, failed)."""
+        body: dict[str, Any] = {"message_id": message_id, "status": status}
+        if error is not None:
+            body["error"] = error
+        return self._control.simulate("delivery", body)
+
+
 class MockApi:
     """The handle a test gets: where the API is, who may call it, and (mock only) its state.
     Without `control`: the given `mock` in this process, else the real server at `base_url`.
@@ -384,6 +431,14 @@ class MockApi:
     def scripts(self) -> dict[str, Any]:
         """Scripts, outcomes consumed and dispatches that missed."""
         return self._control.scripts()
+
+    # -- simulated inbound events ----------------------------------------------------------
+
+    @property
+    def simulate(self) -> SimulateControl:
+        """Inbound events: `mock_api.simulate.guest_message("Hi", conversation_id=...)`,
+        `mock_api.simulate.reservation(workspace_id=..., contact_id=..., ...)`."""
+        return SimulateControl(self._control)
 
     # -- server-side failures ------------------------------------------------------------
 

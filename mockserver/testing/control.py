@@ -126,6 +126,10 @@ class Control:
     def scripts(self) -> dict[str, Any]:
         self._skip("scripts()")
 
+    def simulate(self, event: str, body: dict[str, Any]) -> dict[str, Any]:
+        """A simulated inbound event (`guest-message`, `reservation`): what it caused."""
+        self._skip(f"simulate.{event.replace('-', '_')}()")
+
     def transport(self) -> httpx.BaseTransport:
         self._skip("transport()")
 
@@ -369,6 +373,14 @@ class MockControl(Control):
 
     def scripts(self) -> dict[str, Any]:
         return dict(self.call("listScripts")["data"])
+
+    _SIMULATE = {"guest-message": "simulateGuestMessage", "reservation": "simulateReservation",
+                 "call": "simulateCallEnded", "helpdesk-ticket": "simulateHelpdeskSync",
+                 "delivery": "simulateDelivery"}
+
+    def simulate(self, event: str, body: dict[str, Any]) -> dict[str, Any]:
+        found = self._progression_call(self._SIMULATE[event], body=body)
+        return dict(found["data"])
 
 
 def _rule(found: Mapping[str, Any]) -> FaultRule:

@@ -70,7 +70,10 @@ def send_ticket_message(ctx: Context) -> dict[str, Any]:
     at = message["created_at"]
     changes: dict[str, Any] = {"last_message_at": at, "last_message_preview": preview(message["body"]),
                                "updated_at": at}
-    if ticket.get("first_response_at") is None:
+    if ticket.get("first_response_at") is None or ticket.get("_awaiting_reply"):
+        # (a ticket a simulated guest message opened shows its first message's instant
+        # until the first reply: engine/simulate.py, DECISIONS I4)
+        changes["_awaiting_reply"] = False
         changes["first_response_at"] = at
         changes["time_to_first_response_ms"] = _ms_between(ticket["first_message_at"], at)
     ctx.store.update("tickets", ticket["id"], changes)
@@ -126,6 +129,15 @@ def update_ticket_note(ctx: Context) -> dict[str, Any]:
     return data(ctx, note)
 
 
+def _touch_conversation(ctx: Context, ticket: Record, now: str) -> None:
+    """Inferred (DECISIONS I14): the conversation's detail shows its latest ticket's status,
+    so a transition of that ticket is a change of the conversation: its updated_at moves (the
+    documented poll, `updated_since`, returns it)."""
+    conversation_id = ticket.get("conversation_id")
+    if isinstance(conversation_id, str) and ctx.store.get("conversations", conversation_id):
+        ctx.store.update("conversations", conversation_id, {"updated_at": now})
+
+
 # -- state machine ----------------------------------------------------------------------------
 # Which status each action leaves from and moves to is the document's `x-mock-transition`
 # (`transition` checks it, 400 otherwise); the handlers set what else the move changes.
@@ -143,6 +155,7 @@ def resolve_ticket(ctx: Context) -> dict[str, Any]:
         "waiting_on": "none",
         "updated_at": now,
     })
+    _touch_conversation(ctx, ticket, now)
     return data(ctx, ticket)
 
 
@@ -160,6 +173,7 @@ def reopen_ticket(ctx: Context) -> dict[str, Any]:
         "waiting_on": "team",
         "updated_at": now,
     })
+    _touch_conversation(ctx, ticket, now)
     return data(ctx, ticket)
 
 
@@ -170,4 +184,5 @@ def close_ticket(ctx: Context) -> dict[str, Any]:
     ticket = ctx.store.update("tickets", ticket["id"], {
         **moved, "closed_at": now, "updated_at": now,
     })
+    _touch_conversation(ctx, ticket, now)
     return data(ctx, ticket)
