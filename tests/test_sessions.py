@@ -182,7 +182,8 @@ def test_snapshots_fork_and_reset_returns_to_the_snapshot(api: TestClient) -> No
     note = api.post(f"/sessions/setup/v1/tickets/{TICKET}/notes", json={"body": "set up"})
     api.post("/sessions/setup/__mock__/clock", json={"advance_seconds": 3600})
     saved = api.post("/__mock__/snapshots", json={"name": "desk", "session": "setup"})
-    assert saved.status_code == 201 and saved.json()["changes"] == 2
+    # the ticket, its note and its conversation (resolving moves its updated_at: DECISIONS I14)
+    assert saved.status_code == 201 and saved.json()["changes"] == 3
     assert api.post("/__mock__/snapshots", json={"name": "desk", "session": "setup"}
                     ).status_code == 409
     fork = api.post("/__mock__/sessions", json={"name": "f1", "snapshot": "desk"}).json()

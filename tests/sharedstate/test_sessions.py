@@ -129,7 +129,8 @@ def test_snapshots_fork_on_any_worker_and_a_fork_resets_to_its_snapshot(
     kept = create_node(a, "/sessions/setup", "set up")
     a.post("/sessions/setup/__mock__/clock", json={"advance_seconds": 3600})
     saved = b.post("/__mock__/snapshots", json={"name": "desk", "session": "setup"})
-    assert saved.status_code == 201 and saved.json()["changes"] == 2
+    # the ticket, the node and the conversation (resolving moves its updated_at: DECISIONS I14)
+    assert saved.status_code == 201 and saved.json()["changes"] == 3
     assert c.post("/__mock__/snapshots", json={"name": "desk", "session": "setup"}
                   ).status_code == 409
     fork = c.post("/__mock__/sessions", json={"name": "f1", "snapshot": "desk"})
