@@ -151,6 +151,7 @@ class SessionInfo:
     forked_from: str | None  # a snapshot's name; None: the seed
     last_used: float  # time.monotonic() of its last request
     trimmed_at: int = 0  # its journal's `recorded` when `Sessions.resolve` last trimmed it
+    journal_bytes: int = 0  # its journal's `kept_bytes` then
 
     def to_dict(self, record_bytes: int) -> dict[str, Any]:
         changes = self.state.changes
@@ -216,7 +217,7 @@ class Sessions:
         recorded = state.journal.recorded
         if recorded != info.trimmed_at:  # entries added since the last look: trim, if past
             info.trimmed_at = recorded
-            self._trim_journal(state, now)
+            self._trim_journal(info, now)
         return state
 
     # -- sessions -----------------------------------------------------------------------------
@@ -384,13 +385,23 @@ class Sessions:
             raise memory_cap(held, self.max_change_bytes)
         self._held = (self._held[0], held + extra_bytes)  # counted until the next walk
 
-    def _trim_journal(self, state: MockState, now: float) -> None:
+    def _trim_journal(self, info: SessionInfo, now: float) -> None:
         """Past the cap, a session's journal gives up its oldest entries (its requests keep
         being answered): journals never hold the cap's memory for long. Called by `resolve`
         only when the journal gained entries since its last call."""
+        state = info.state
         if state.replicated:
             return
-        excess = self._held_now(now) - self.max_change_bytes
+        # The estimate follows the journal's growth byte for byte (no clock decides when a
+        # journal past the cap gives way: DECISIONS H35); the walk over every session runs
+        # when the estimate reaches the cap, or at most every `memory_check_interval`.
+        kept = state.journal.kept_bytes
+        checked_at, held = self._held
+        held += kept - info.journal_bytes
+        if held >= self.max_change_bytes or now - checked_at >= self.memory_check_interval:
+            checked_at, held = now, self.held_bytes()
+        excess = held - self.max_change_bytes
         if excess > 0:
-            freed = state.journal.drop_oldest(excess)
-            self._held = (self._held[0], self._held[1] - freed)
+            held -= state.journal.drop_oldest(excess)
+        self._held = (checked_at, held)
+        info.journal_bytes = state.journal.kept_bytes

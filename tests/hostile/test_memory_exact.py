@@ -66,3 +66,16 @@ def test_a_write_body_counts_before_it_is_kept(capped: tuple[MockApp, TestClient
     assert refused.status_code == 507, refused.status_code
     assert client.post(f"/sessions/w/v1/kb/nodes?workspace_id={WS}",
                        json={"title": "small", "body": "s"}).status_code == 201
+
+
+def test_a_journal_gives_way_past_the_cap_with_no_refresh_by_time(
+        capped: tuple[MockApp, TestClient]) -> None:
+    """The estimate's refresh interval is a day here: only its byte-for-byte following of the
+    journal's growth can make the journal give way (the served test once needed a sleep)."""
+    _, client = capped
+    assert client.post("/__mock__/sessions", json={"name": "j"}).status_code == 201
+    assert _upload(client, "j", int(1.9 * MIB)).status_code == 200
+    for _ in range(20):  # ~20 KB answers kept by the session's journal: past 2 MiB
+        client.get("/sessions/j/v1/conversations", params={"workspace_id": WS, "limit": 100})
+    journal = client.get("/__mock__/requests", params={"session": "j"}).json()
+    assert journal["dropped"] > 0
