@@ -29,6 +29,7 @@ from ..data.fixtures import record_check
 from .context import public
 from .errors import BadRequest, NotFound
 from .handlers._common import preview
+from .progress_control import transition_record
 from .progression import (
     CLOCK_LOG,
     MAX_LOGGED,
@@ -45,8 +46,18 @@ if TYPE_CHECKING:
     from .app import MockApp
     from .state import MockState
 
-__all__ = ["answering_agent", "call_ended", "guest_message", "helpdesk_synced", "log_caused",
-           "reservation", "workflow_trigger"]
+__all__ = ["answering_agent", "call_ended", "delivery", "guest_message", "helpdesk_synced",
+           "log_caused", "reservation", "workflow_trigger"]
+
+def _known(store: Store, table: str, key: Any, field: str, what: str, hint: str = "") -> Record:
+    """The record `key` of `table` a body field names, or 404 naming the field: an event
+    never creates what it names."""
+    found = store.get(table, str(key))
+    if found is None:
+        raise NotFound(f"body field {field!r}: {what} {key!r} not found{hint}",
+                       reason="no_record")
+    return found
+
 
 # Inferred (I11): what a reservation's change starts, by the workflow trigger it matches.
 STATUS_TRIGGERS = {"cancelled": "RESERVATION_CANCELLED"}
@@ -114,19 +125,14 @@ def _check_guest_message(store: Store, body: Mapping[str, Any]
                          "required")
     conversation = None
     if conversation_id is not None:
-        conversation = store.get("conversations", conversation_id)
-        if conversation is None:
-            raise NotFound(f"body field 'conversation_id': conversation {conversation_id!r} "
-                           "not found", reason="no_record")
+        conversation = _known(store, "conversations", conversation_id, "conversation_id",
+                              "conversation")
         contact_key = conversation["contact"]["id"]
         if contact_id is not None and contact_id != contact_key:
             raise BadRequest(f"body field 'contact_id': {contact_id!r} is not the contact of "
                              f"conversation {conversation_id!r} ({contact_key!r})")
         contact_id = contact_key
-    contact = store.get("contacts", str(contact_id))
-    if contact is None:
-        raise NotFound(f"body field 'contact_id': contact {contact_id!r} not found",
-                       reason="no_record")
+    contact = _known(store, "contacts", contact_id, "contact_id", "contact")
     if conversation is None:
         if channel is None:
             raise BadRequest("body field 'channel' is required with 'contact_id'")
@@ -395,10 +401,8 @@ def reservation(mock: MockApp, state: MockState, body: Mapping[str, Any]) -> dic
     key = fields.get("id")
     before: Record | None = None
     if key is not None:
-        before = store.get("reservations", key)
-        if before is None:
-            raise NotFound(f"body field 'id': reservation {key!r} not found (leave 'id' out "
-                           "to create one)", reason="no_record")
+        before = _known(store, "reservations", key, "id", "reservation",
+                        " (leave 'id' out to create one)")
         if "workspace_id" in fields and fields["workspace_id"] != before["workspace_id"]:
             raise BadRequest(f"body field 'workspace_id': reservation {key!r} belongs to "
                              f"{before['workspace_id']!r}")
@@ -407,9 +411,7 @@ def reservation(mock: MockApp, state: MockState, body: Mapping[str, Any]) -> dic
             if name not in fields:
                 raise BadRequest(f"body field {name!r} is required for a new reservation")
     workspace_id = fields.get("workspace_id") or (before or {}).get("workspace_id")
-    if store.get("workspaces", str(workspace_id)) is None:
-        raise NotFound(f"body field 'workspace_id': workspace {workspace_id!r} not found",
-                       reason="no_record")
+    _known(store, "workspaces", workspace_id, "workspace_id", "workspace")
     contact_id = fields.get("contact_id", (before or {}).get("contact_id"))
     contact = store.get("contacts", str(contact_id))
     if contact is None or contact["workspace_id"] != workspace_id:
@@ -532,10 +534,7 @@ def call_ended(mock: MockApp, state: MockState, body: Mapping[str, Any]) -> dict
     """A call ended (the voice provider's record): on the contact's conversation and its open
     ticket, with the transcript and summary given. The call as stored."""
     store = state.store
-    contact = store.get("contacts", str(body["contact_id"]))
-    if contact is None:
-        raise NotFound(f"body field 'contact_id': contact {body['contact_id']!r} not found",
-                       reason="no_record")
+    contact = _known(store, "contacts", body["contact_id"], "contact_id", "contact")
     conversation = store.get("conversations", contact["id"])
     if conversation is None:
         raise NotFound(f"body field 'contact_id': contact {contact['id']!r} has no "
@@ -602,10 +601,8 @@ def helpdesk_synced(mock: MockApp, state: MockState, body: Mapping[str, Any]
     key = fields.get("id")
     before = None
     if key is not None:
-        before = store.get("helpdesk_tickets", key)
-        if before is None:
-            raise NotFound(f"body field 'id': helpdesk ticket {key!r} not found (leave 'id' "
-                           "out to mirror a new one)", reason="no_record")
+        before = _known(store, "helpdesk_tickets", key, "id", "helpdesk ticket",
+                        " (leave 'id' out to mirror a new one)")
         for name in ("workspace_id", "contact_id", "connection_id", "external_ticket_id"):
             if name in fields and fields[name] != before.get(name):
                 raise BadRequest(f"body field {name!r}: the mirror's {name} is "
@@ -614,11 +611,8 @@ def helpdesk_synced(mock: MockApp, state: MockState, body: Mapping[str, Any]
         for name in ("contact_id", "connection_id", "external_ticket_id", "subject", "status"):
             if name not in fields:
                 raise BadRequest(f"body field {name!r} is required for a new helpdesk ticket")
-    contact = store.get("contacts", str(fields.get("contact_id", (before or {}).get(
-        "contact_id"))))
-    if contact is None:
-        raise NotFound(f"body field 'contact_id': contact {fields.get('contact_id')!r} not "
-                       "found", reason="no_record")
+    contact = _known(store, "contacts", fields.get("contact_id", (before or {}).get(
+        "contact_id")), "contact_id", "contact")
     ticket_id = fields.get("ticket_id", (before or {}).get("ticket_id"))
     if ticket_id is None:
         # The mirror links the contact's ticket (the document requires one): the latest.
@@ -667,3 +661,11 @@ def helpdesk_synced(mock: MockApp, state: MockState, body: Mapping[str, Any]
 
     result: dict[str, Any] = state.write(write)
     return {"data": result}
+
+
+def delivery(mock: MockApp, state: MockState, body: dict[str, Any]) -> dict[str, Any]:
+    """A delivery outcome for an outbound message: progression's guarded transition, reached
+    from the simulate endpoints (404 naming `message_id` for an unknown message)."""
+    key = _known(state.store, "messages", body["message_id"], "message_id", "message")["id"]
+    fields = {k: v for k, v in body.items() if k != "message_id"}
+    return transition_record(mock, state, "messages", key, fields)

@@ -56,7 +56,7 @@ from ..engine.progress_control import (
 )
 from ..engine.records import add_record, get_record, no_record
 from ..engine.sessions import DEFAULT_SESSION
-from ..engine.simulate import call_ended, guest_message, helpdesk_synced, reservation
+from ..engine.simulate import call_ended, delivery, guest_message, helpdesk_synced, reservation
 from ..engine.validation import RequestValidator
 from ..openapi.spec import Spec, data_dir
 from ..openapi.yamlload import load_yaml
@@ -470,12 +470,7 @@ def _simulate_helpdesk_sync(call: Call) -> dict[str, Any]:
 
 @handles("simulateDelivery")
 def _simulate_delivery(call: Call) -> dict[str, Any]:
-    key = call.body["message_id"]
-    if call.state.store.get("messages", key) is None:
-        raise NotFound(f"body field 'message_id': message {key!r} not found",
-                       reason="no_record")
-    fields = {k: v for k, v in call.body.items() if k != "message_id"}
-    return transition_record(call.mock, call.state, "messages", key, fields)
+    return delivery(call.mock, call.state, call.body)
 
 
 # -- sessions and snapshots ----------------------------------------------------------------
