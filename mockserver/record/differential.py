@@ -22,7 +22,7 @@ from ..openapi.spec import Operation, Spec
 from .client import PacedClient
 from .drift import Drift
 from .plan import CHILDREN, DETAIL, ROOTS, detail_path
-from .run import _duration
+from .run import _duration, _print_waits
 from .scrub import Scrubber, rule_for
 from .walk import _PARAM
 
@@ -278,13 +278,7 @@ def _progress(paced: PacedClient, clock: Callable[[], float]
                          f"difference(s), ~{_duration(per_read * (total - done))} left   ")
         sys.stderr.flush()
 
-    def waiting(seconds: float, reason: str) -> None:
-        if seconds >= 1.0:
-            sys.stderr.write(f"\ndifferential: waiting {_duration(seconds)}: {reason}\n")
-            sys.stderr.flush()
-            last[0] = -1.0
-
-    paced.on_wait = waiting
+    _print_waits(paced, "differential", last)
     return show
 
 

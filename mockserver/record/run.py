@@ -104,14 +104,20 @@ def _progress(started: float, client: PacedClient,
                          f"~{_duration(left)} left, {_duration(now - started)} elapsed   ")
         sys.stderr.flush()
 
+    _print_waits(client, "recording", last)
+    return show
+
+
+def _print_waits(client: PacedClient, phase: str, last: list[float]) -> None:
+    """Each wait of a second or more on its own line, with its reason; the progress line
+    (`last`: when it was last written) is written again after it."""
     def waiting(seconds: float, reason: str) -> None:
         if seconds >= 1.0:
-            sys.stderr.write(f"\nrecording: waiting {_duration(seconds)}: {reason}\n")
+            sys.stderr.write(f"\n{phase}: waiting {_duration(seconds)}: {reason}\n")
             sys.stderr.flush()
-            last[0] = -1.0  # the counts again after the wait
+            last[0] = -1.0
 
     client.on_wait = waiting
-    return show
 
 
 def _duration(seconds: float) -> str:
