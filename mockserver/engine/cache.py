@@ -12,7 +12,8 @@ cursor signing and JSON encoding. A polling client (the documented hot path) is 
 here. Bounded: `size` entries and `max_bytes` bytes of bodies, the oldest dropped first
 (an answer larger than a quarter of `max_bytes` is not kept); `size=0` turns the cache off.
 A request that carried unknown (ignored) query parameters is not kept either: `_=N` cache
-busters would each make a new entry (DECISIONS H36).
+busters would each make a new entry (DECISIONS H36); so a request answered from here ignored
+none either (the key holds its query string).
 """
 
 from __future__ import annotations

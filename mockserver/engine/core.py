@@ -135,8 +135,11 @@ class Core:
                     hit = state.cached_response(cache_key)
                     if hit is not None:
                         state.count_request(hit.limit_kind, hit.limit_ident, ex.view)
-                        # self-checked when first sent
+                        # self-checked when first sent; kept only when it ignored no query
+                        # parameter (below), so neither does this request (same operation
+                        # and query string: the key's)
                         ex.status, ex.response, ex.headers = hit.status, hit.body, hit.headers
+                        ex.ignored = ()
                         return
                 # write access, validate, the session's room
                 if operation.requires_write:
