@@ -316,11 +316,9 @@ class Core:
             apply_preference(operation, prefer)
         version, reads = store.version, clock.reads
         base_url = self.base_url if state is self.default else self.base_url_of(state)
-        run_code = state.run_tool_code
         result = self.handlers[operation.operation_id](Context(
             self.services, store, base_url, operation, principal, path, query, body,
-            workspace_id, resource,
-            self.services.tools.enabled if run_code is None else run_code))
+            workspace_id, resource, state.run_tool_code))
         if version == store.version and reads == clock.reads:
             return result, (version, kind, ident)
         return result, None
