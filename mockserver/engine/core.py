@@ -139,7 +139,7 @@ class Core:
                     # in the conformance tests) never meets answers of the one it replaced.
                     cache_key = (self.handlers[operation.operation_id], ex.path,
                                  ex.query_string, principal)
-                    hit = state.cached_response(cache_key)
+                    hit = state.cache.get(cache_key, state.store.version)  # cached_response
                     if hit is not None:
                         state.count_request(hit.limit_kind, hit.limit_ident, ex.view)
                         # self-checked when first sent; kept only when it ignored no query
