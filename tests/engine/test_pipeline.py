@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from starlette.testclient import TestClient
 
 from mockserver.engine.app import Config, MockApp
-from mockserver.engine.exchange import MAX_HEADER_BYTES
+from mockserver.engine.exchange import MAX_HEADER_BYTES, scan_headers
 from mockserver.standalone.server import create_app
 
 WS = "ws_harborview"
@@ -444,3 +444,15 @@ def test_remembered_authorization_values_follow_the_tokens() -> None:
     for n in range(_ACCEPTED_HEADERS + 10):
         assert registry.authenticate("Bearer tok-12345" + " " * n).user_id == "u1"
     assert 0 < len(registry._accepted) <= _ACCEPTED_HEADERS
+
+
+def test_the_header_pass_reads_each_headers_first_value_and_counts_them_all() -> None:
+    # Authorization, Prefer and X-Mock-Session as first sent (a repeat ignored), whatever
+    # comes between; the size counts every name and value (and 4 bytes a line for the limit).
+    headers = [(b"host", b"h"), (b"authorization", b"Bearer first"), (b"prefer", b"code=404"),
+               (b"x-mock-session", b"one"), (b"authorization", b"Bearer second"),
+               (b"prefer", b"code=500"), (b"x-mock-session", b"two"), (b"accept", b"*/*")]
+    size = sum(len(name) + len(value) for name, value in headers)
+    assert scan_headers({"headers": headers}) == (
+        "Bearer first", "code=404", size + 4 * len(headers), "one", size)
+    assert scan_headers({"headers": [(b"host", b"h")]}) == (None, None, 9, None, 5)
