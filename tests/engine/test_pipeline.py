@@ -324,8 +324,11 @@ def test_cursor_reused_with_other_filters_or_another_list_is_400(client: TestCli
 def test_self_check_fails_loudly_on_an_undocumented_field(mock: MockApp,
                                                           client: TestClient) -> None:
     original = mock.handlers["listModels"]
+    assert client.get("/v1/models").status_code == 200  # kept by the response cache
     mock.handlers["listModels"] = lambda ctx: {"data": [], "surprise": True}
     try:
+        # The swapped handler runs: the cache is keyed by the handler, not its name (a planted
+        # defect never meets the answers of the one it replaced).
         # Answered as any unexpected error is: 500 {"error": ...} naming the violation.
         assert_error(client.get("/v1/models"), 500, "self-check", "surprise")
     finally:
