@@ -169,6 +169,12 @@ class Core:
                         else:
                             payload, pure = self.handle(ex, operation, principal, prefer,
                                                         params, query, body)
+                elif self.selfcheck is not None and ex.method != "GET":
+                    # a write checked inside the shared transaction, before its append: an
+                    # answer the self-check refuses appends nothing (H27, DECISIONS R23)
+                    payload, pure = self.shared.transact(
+                        ex, lambda: self.checked(ex, operation, principal, prefer, params,
+                                                 query, body))
                 else:
                     payload, pure = self.shared.transact(
                         ex, lambda: self.handle(ex, operation, principal, prefer, params,
@@ -202,29 +208,37 @@ class Core:
                       body: Any) -> tuple[Any, Pure | None]:
         """A write with the self-check on (tests), as one transaction of the store: an answer
         the self-check refuses (or any exception) takes back what the write changed, so a
-        500 never leaves the state changed (DECISIONS H27). The store's lock is held."""
+        500 never leaves the state changed (DECISIONS H27). The store's lock is held. (On a
+        shared state the shared log's transaction takes it back: `checked` runs inside it.)"""
         store = ex.state.store
         if store.in_transaction:
-            return self.handle(ex, operation, principal, prefer, path, query, body)
+            return self.checked(ex, operation, principal, prefer, path, query, body)
         store.begin()
         try:
-            payload, pure = self.handle(ex, operation, principal, prefer, path, query, body)
-            if isinstance(payload, Deferred):
-                # A custom tool's run: it changed nothing, and Core.complete self-checks its
-                # answer once it has run.
-                store.end()
-                return payload, pure
-            encoded = orjson.dumps(payload)
-            self.selfcheck.check(  # type: ignore[union-attr]
-                operation, operation.success_status, encoded,
-                {"content-type": "application/json", "content-length": str(len(encoded))})
+            result = self.checked(ex, operation, principal, prefer, path, query, body)
         except BaseException:
             changes = store.end()
             if changes is not None:
                 store.undo(changes)
             raise
         store.end()
+        return result
+
+    def checked(self, ex: Exchange, operation: Operation, principal: Principal,
+                prefer: str | None, path: dict[str, Any], query: dict[str, Any],
+                body: Any) -> tuple[Any, Pure | None]:
+        """`handle`, and the self-check of the answer it makes (ResponseContractViolation:
+        the caller's transaction takes the write back). A custom tool's run changed nothing:
+        `Core.complete` self-checks its answer once it has run."""
+        payload, pure = self.handle(ex, operation, principal, prefer, path, query, body)
+        selfcheck = self.selfcheck
+        if selfcheck is not None and not isinstance(payload, Deferred):
+            encoded = orjson.dumps(payload)
+            selfcheck.check(
+                operation, operation.success_status, encoded,
+                {"content-type": "application/json", "content-length": str(len(encoded))})
         return payload, pure
+
     def complete(self, ex: Exchange) -> None:
         """Answer `ex`'s deferred payload (`Core.answer` left it in `ex.deferred`): run it,
         encode and self-check the answer. Blocking: the pipeline calls it in a worker thread,
