@@ -5,8 +5,9 @@
        -> workspace -> rate limit -> prefer -> handle -> encode -> self-check)
     -> journal and request log (layers.py) -> send
 
-with a shared state's replication layer (replica.py: its view, reruns and one round trip
-to Redis) around the core in place of the in-memory steps. One request is one `Exchange`
+run by the mock's runner (ports: `layers.Runner`): `LocalRunner` in memory, or a shared
+state's replication layer (replica.py: its view, reruns and one round trip to Redis) around
+the same core. One request is one `Exchange`
 (exchange.py) from start to end; the ASGI scope carries only what crosses an ASGI boundary
 (`mock.state`, `mock.prefix`, `mock.error`; see "One route" below).
 
@@ -48,15 +49,24 @@ core:   route ─► authenticate (431, 401) ─► cache ─► write access �
   journal entry (`journal.Observed`: one tuple of the fields `OBSERVED_FIELDS` names, what
   `Journal.record` takes) and the request
   log line after it. `serve` sends the answer (or the effect does: a drop sends half of one).
-- `replica.py`: the replication layer, the only code of the pipeline that calls a shared
-  state's own methods (`view`, `confirm`, `transaction`, `settle`, `run`, `off_loop`,
-  `take_fault`, `record_request`, `use_cursors`). Around the core it takes the worker's view,
-  runs the core on the event loop (reads) or in a worker thread, settles the read's round trip
-  with its journal entry, and reruns on `StaleRead` (at most `MAX_RERUNS`, then 503). The
-  core calls it at three points for a request on a view only (`Core.replica`: `routed`,
-  `transact`, `refused`), typed by the `core.Replication` protocol.
+- One runner per mock (`layers.Runner`): `MockApp.serve` is its `serve`, bound once when
+  the mock is built (every state of a mock, the default and its sessions, is of one kind),
+  so no request asks which state it is on. `LocalRunner` (below) runs the in-memory route
+  inline; `replica.Replica` is the runner of a state shared through Redis.
+- `replica.py`: the replication layer, which calls a shared state through the state's
+  replication port (ports.py's `Replication`: `view`, `confirm`, `transaction`, `settle`,
+  `run`, `off_loop`, declared by `MockState` with its in-memory behaviour; `take_fault`,
+  `record_request`). Around the core it takes the worker's view, runs the core on the event
+  loop (reads) or in a worker thread, settles the read's round trip with its journal entry,
+  and reruns on `StaleRead` (at most `MAX_RERUNS`, then 503). The core calls it at three
+  points for a request on a view only (`routed`, `transact`, `refused`), through the
+  `replica.SharedSteps` it is built with (typed by `core.SharedSteps`).
+- The state's parts that differ between memory and Redis are ports (ports.py: the journal,
+  the rate limiter, the replication port; `sessions.SessionRegistry`), each with an
+  in-memory and a Redis implementation passed in when the state is built (`MockState(parts=
+  ...)`); mypy checks both against each port.
 - `mockserver/robust/runtime.py`: robustness mode's variation layer, in the core's place.
-  On an in-memory state with a plan (`MockState.variations`), `serve` runs the fault layer
+  On an in-memory state with a plan (`MockState.variations`), `LocalRunner` runs the fault layer
   as always and then, unless a fault answered, `Variations.answer(mock, ex)` instead of the
   core (duck-typed: the engine imports nothing of `robust/`), which answers an answer item's
   call itself (a `faults.Drop` effect for a drop), else runs the core on the exchange (a
