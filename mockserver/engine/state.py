@@ -45,6 +45,19 @@ transaction (`Store.begin`/`end`: the records written and how to undo them, the 
 and timestamp floor, uploaded bytes attached with `Store.attach`), which replication appends
 as one `Write`; the cache version moves with every write as before. The parts have
 `export()`/`restore()` (store, clock, faults, files): `MockState.export()` is a `Checkpoint`.
+
+The ports (ports.py)
+--------------------
+
+What differs between a state in this process and one shared through Redis is a port: the
+journal (`JournalPort`) and the rate limiter (`LimiterPort`), passed in when the state is
+built (`parts`: in memory `memory_parts`; a shared state builds Redis's with its log), and
+the replication port (`Replication`), which `MockState` declares with its in-memory behaviour
+(`off_loop` and `run` call at once, `transaction` holds the store's lock, `view` is None,
+`confirm`, `sync`, `use_cursors` and `close` do nothing, `check_local` refuses nothing) and
+replication's `SharedMockState` implements over Redis. mypy checks each implementation against
+its port (the `type[...]` assignments at the end of this module and of replication/). So the
+pipeline and the callers outside the engine hold a `MockState` and never ask which kind.
 """
 
 from __future__ import annotations
