@@ -97,7 +97,7 @@ class Replication(Protocol):
     pipeline's replication layer (replica.py) and the callers outside the engine use these;
     in memory each is immediate or does nothing."""
 
-    replicated: bool  # read inside the engine only (the pipeline's runner is chosen by it)
+    replicated: bool  # whether other workers share it (tests, diagnostics): nothing branches on it
 
     def sync(self) -> None: ...
 

@@ -187,9 +187,9 @@ class MockState:
     store base it starts from and resets to (the shared seed, or a `StateSnapshot`'s).
     """
 
-    # A worker's copy of a state shared through Redis (replication's SharedMockState): the
-    # pipeline takes its view() as a request starts, confirms it (count_request, confirm)
-    # and runs handlers in its transaction().
+    # A worker's copy of a state shared through Redis (replication's SharedMockState): told
+    # to tests and diagnostics; no caller branches on it (the replication port below answers
+    # every difference, and the mock's runner is chosen when it is built).
     replicated = False
     # A variation plan at work (mockserver/robust/runtime.py's Variations), None: faithful
     # answers. Set and cleared by the methods below; a reset clears it.
