@@ -5,7 +5,7 @@
        -> workspace -> rate limit -> prefer -> handle -> encode -> self-check)
     -> journal and request log (layers.py) -> send
 
-run by the mock's runner (ports: `layers.Runner`): `LocalRunner` in memory, or a shared
+run by the mock's runner (`layers.Runner`): `LocalRunner` in memory, or a shared
 state's replication layer (replica.py: its view, reruns and one round trip to Redis) around
 the same core. One request is one `Exchange`
 (exchange.py) from start to end; the ASGI scope carries only what crosses an ASGI boundary
@@ -180,7 +180,7 @@ class MockApp:
         settings = Settings(seed=config.seed, rate_limit=config.rate_limit,
                             frozen_clock=config.frozen_clock,
                             workspace_limits=config.workspace_limits)
-        # The state and the runner of its requests (ports.Runner): in this process, or one
+        # The state and the runner of its requests (layers.Runner): in this process, or one
         # worker's copy of a mock shared through Redis (replica.py). Every state of one mock
         # (the default, its sessions) is of one kind, so the route is chosen here, once.
         self.state: MockState
@@ -383,7 +383,7 @@ class MockApp:
 
 
 class LocalRunner:
-    """The route of a request on a state held in this process (ports.Runner): the body,
+    """The route of a request on a state held in this process (layers.Runner): the body,
     the fault layer, the core (or robustness mode's layer in its place), the journal and
     request log, the answer sent. The quiet path (no fault rule, no plan, no request log)
     runs the bare core and one journal call."""

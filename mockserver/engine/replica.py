@@ -1,7 +1,7 @@
 """The pipeline's replication layer: a request on a state shared through Redis (replication/),
 around the same core (core.py) an in-memory request runs.
 
-`Replica` is the runner (ports.Runner) of a mock whose state is shared; `app.LocalRunner` is
+`Replica` is the runner (layers.Runner) of a mock whose state is shared; `app.LocalRunner` is
 the in-memory one; `MockApp.serve` is the runner's `serve`, chosen once when the mock is
 built. Every call the pipeline makes of a shared state is through the state's replication
 port (ports.Replication: `view`, `confirm`, `transaction`, `settle`, `run`, `off_loop`,
@@ -103,7 +103,7 @@ class SharedSteps:
 
 
 class Replica:
-    """The replication layer of one mock, its runner (ports.Runner; see the module
+    """The replication layer of one mock, its runner (layers.Runner; see the module
     docstring)."""
 
     def __init__(self, core: Core, layers: Layers) -> None:

@@ -233,7 +233,7 @@ class SessionRegistry(Protocol):
 
 class Sessions:
     """The sessions of one server, and its snapshots, in this process (the in-memory
-    `ports.SessionRegistry`; replication/sessions.py's `SharedSessions` is the one in
+    `SessionRegistry` above; replication/sessions.py's `SharedSessions` is the one in
     Redis). Thread-safe."""
 
     def __init__(

@@ -252,7 +252,7 @@ class SharedSessionInfo:
 
 
 class SharedSessions:
-    """The sessions and snapshots of a shared mock: the engine's `ports.SessionRegistry`
+    """The sessions and snapshots of a shared mock: the engine's `sessions.SessionRegistry`
     over the registry in Redis (see the module docstring; `sessions.Sessions` is the
     in-memory one). Thread-safe. `storage_keys`: the server's, sealing each session's ids
     and file URLs to its incarnation."""
