@@ -197,8 +197,12 @@ class Context:
             if table is None:
                 table = listing.table
             if partition is None:
-                partition = {listing.partition: self.workspace_id if listing.of == "workspace"
-                             else self.resource["id"]}  # type: ignore[index]
+                if listing.of == "workspace":
+                    partition = {listing.partition: self.workspace_id}
+                else:
+                    resource = self.resource
+                    assert resource is not None, f"{self.operation.operation_id}: no resource"
+                    partition = {listing.partition: resource["id"]}
         if order is None:
             order, stated_descending = self.ordering()
             if descending is None:
@@ -231,8 +235,8 @@ class Context:
             fields = self.services.fields(render) if isinstance(render, str) else None
             if fields is not None:
                 items = [{f: r[f] for f in fields if f in r} for r in shown]
-            elif render is not None:
-                items = [render(r) for r in shown]  # type: ignore[operator]
+            elif callable(render):
+                items = [render(r) for r in shown]
             else:
                 items = [public(r) for r in shown]
         elif isinstance(render, str):
