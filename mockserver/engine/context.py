@@ -91,8 +91,8 @@ class Context:
     workspace and resource, the store of the state it addresses, and `base_url` (where this
     state is served: file URLs handed out point there)."""
 
-    __slots__ = ("base_url", "body", "operation", "path", "principal", "query", "resource",
-                 "run_code", "services", "store", "workspace_id")
+    __slots__ = ("_run_code", "base_url", "body", "operation", "path", "principal", "query",
+                 "resource", "services", "store", "workspace_id")
 
     def __init__(
         self,
@@ -106,10 +106,10 @@ class Context:
         body: Any,
         workspace_id: str | None,
         resource: Record | None,
-        run_code: bool = False,
+        run_code: bool | None = None,
     ) -> None:
         self.services = services
-        self.run_code = run_code  # whether custom tools' code runs for this request's state
+        self._run_code = run_code  # the state's `run_tool_code` (None: the server's default)
         self.store = store
         self.base_url = base_url
         self.operation = operation
@@ -119,6 +119,13 @@ class Context:
         self.body = body
         self.workspace_id = workspace_id
         self.resource = resource
+
+    @property
+    def run_code(self) -> bool:
+        """Whether custom tools' code runs for this request's state (read by the two handlers
+        that need it, not worked out for every request)."""
+        run_code = self._run_code
+        return self.services.tools.enabled if run_code is None else run_code
 
     # -- identities and time --------------------------------------------------------------
 

@@ -34,6 +34,7 @@ Scanned = tuple[str | None, str | None, int, str | None, int]
 MAX_HEADER_BYTES = 16_384  # inferred: common server limits are 8-16 KiB
 _JSON = (b"content-type", b"application/json")
 SESSION_HEADER = b"x-mock-session"  # names a request's session (sessions.py)
+_SCANNED = frozenset((b"authorization", b"prefer", SESSION_HEADER))  # scan_headers reads
 
 
 class Exchange:
@@ -99,14 +100,15 @@ def scan_headers(scope: Scope) -> Scanned:
     size = 0
     for key, value in headers:
         size += len(key) + len(value)
-        if key == b"authorization":
-            if authorization is None:
-                authorization = value
-        elif key == b"prefer":
-            if prefer is None:
-                prefer = value
-        elif key == SESSION_HEADER and session is None:
-            session = value
+        if key in _SCANNED:  # one test for the other headers (most of them)
+            if key == b"authorization":
+                if authorization is None:
+                    authorization = value
+            elif key == b"prefer":
+                if prefer is None:
+                    prefer = value
+            elif session is None:
+                session = value
     return (None if authorization is None else authorization.decode("latin-1"),
             None if prefer is None else prefer.decode("latin-1"),
             size + 4 * len(headers),

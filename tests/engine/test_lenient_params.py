@@ -97,6 +97,18 @@ def test_ignored_parameters_are_journaled_and_logged(client: TestClient, mock: M
     assert listed[-2]["ignored_params"] == ["contact_id", "_", "trace_id"]
 
 
+def test_a_read_answered_from_the_cache_journals_what_it_ignored(client: TestClient,
+                                                                mock: MockApp) -> None:
+    # Repeated, each read is answered from the response cache the second time (when its
+    # answer was kept): each journals the unknown parameters it carried, and only those.
+    for _ in range(2):
+        client.get(f"/v1/tickets?workspace_id={WS}&{EXTRAS}")
+        client.get(f"/v1/tickets?workspace_id={WS}")
+    assert len(mock.state.cache) >= 1  # the plain read was kept, so answered from it
+    extras = ("contact_id", "_", "trace_id")
+    assert [e.ignored_params for e in mock.journal.entries()[-4:]] == [extras, (), extras, ()]
+
+
 def test_text_log_line_names_ignored_parameters(client: TestClient) -> None:
     stream = io.StringIO()
     handler = configure_logging("text", stream=stream)

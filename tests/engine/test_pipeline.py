@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from starlette.testclient import TestClient
 
 from mockserver.engine.app import Config, MockApp
-from mockserver.engine.exchange import MAX_HEADER_BYTES
+from mockserver.engine.exchange import MAX_HEADER_BYTES, scan_headers
 from mockserver.standalone.server import create_app
 
 WS = "ws_harborview"
@@ -324,8 +324,11 @@ def test_cursor_reused_with_other_filters_or_another_list_is_400(client: TestCli
 def test_self_check_fails_loudly_on_an_undocumented_field(mock: MockApp,
                                                           client: TestClient) -> None:
     original = mock.handlers["listModels"]
+    assert client.get("/v1/models").status_code == 200  # kept by the response cache
     mock.handlers["listModels"] = lambda ctx: {"data": [], "surprise": True}
     try:
+        # The swapped handler runs: the cache is keyed by the handler, not its name (a planted
+        # defect never meets the answers of the one it replaced).
         # Answered as any unexpected error is: 500 {"error": ...} naming the violation.
         assert_error(client.get("/v1/models"), 500, "self-check", "surprise")
     finally:
@@ -444,3 +447,15 @@ def test_remembered_authorization_values_follow_the_tokens() -> None:
     for n in range(_ACCEPTED_HEADERS + 10):
         assert registry.authenticate("Bearer tok-12345" + " " * n).user_id == "u1"
     assert 0 < len(registry._accepted) <= _ACCEPTED_HEADERS
+
+
+def test_the_header_pass_reads_each_headers_first_value_and_counts_them_all() -> None:
+    # Authorization, Prefer and X-Mock-Session as first sent (a repeat ignored), whatever
+    # comes between; the size counts every name and value (and 4 bytes a line for the limit).
+    headers = [(b"host", b"h"), (b"authorization", b"Bearer first"), (b"prefer", b"code=404"),
+               (b"x-mock-session", b"one"), (b"authorization", b"Bearer second"),
+               (b"prefer", b"code=500"), (b"x-mock-session", b"two"), (b"accept", b"*/*")]
+    size = sum(len(name) + len(value) for name, value in headers)
+    assert scan_headers({"headers": headers}) == (
+        "Bearer first", "code=404", size + 4 * len(headers), "one", size)
+    assert scan_headers({"headers": [(b"host", b"h")]}) == (None, None, 9, None, 5)
