@@ -66,11 +66,13 @@ from collections.abc import (
 )
 from typing import Any
 
+import orjson
 from sortedcontainers import SortedList
 
 from .clock import MAX_MS, MIN_MS, Clock, format_timestamp
 
-__all__ = ["Base", "Changes", "Index", "Record", "Seed", "SeedBucket", "Snapshot", "Store"]
+__all__ = ["Base", "Changes", "Index", "Record", "Seed", "SeedBucket", "Snapshot", "Store",
+           "entry_bytes"]
 
 Record = Mapping[str, Any]
 IndexId = tuple[str, tuple[str, ...], tuple[str, ...]]
@@ -84,6 +86,21 @@ _MISSING: Any = object()
 # therefore only ever be served for the very state it was computed against.
 _VERSIONS = itertools.count(1)
 _VERSIONS_LOCK = threading.Lock()
+
+
+def entry_bytes(key: Any, record: Record | None) -> int:
+    """What one changed record version a layer (or a snapshot's delta) holds counts toward
+    the sessions' memory cap, exactly (DECISIONS H37): its key's UTF-8 bytes plus its compact
+    JSON encoding (orjson, as an answer carries it; a deletion is `null`, 4 bytes; a value JSON
+    has no form for counts as its `str`)."""
+    return len(str(key).encode()) + len(orjson.dumps(record, default=str,
+                                                     option=orjson.OPT_NON_STR_KEYS))
+
+
+def delta_bytes(records: Mapping[str, Mapping[str, Record | None]]) -> int:
+    """`entry_bytes` summed over a layer or delta (key -> record or None per table)."""
+    return sum(entry_bytes(key, record) for rows in records.values()
+               for key, record in rows.items())
 
 
 def _next_version() -> int:
@@ -301,6 +318,15 @@ class _Frozen:
         self._key_fields = key_fields
         self._indexes: dict[IndexId, SortedIndex] = {}
         self._lock = threading.Lock()
+        self._held: int | None = None
+
+    @property
+    def held(self) -> int:
+        """The bytes its records count (`entry_bytes`), computed once when first asked."""
+        held = self._held
+        if held is None:
+            held = self._held = delta_bytes(self.records)
+        return held
 
     def index(self, ident: IndexId) -> SortedIndex | None:
         table = ident[0]
@@ -510,7 +536,8 @@ class Changes:
         self.last_ms = last_ms
         self.until = (counter, last_ms)  # the id counter and timestamp floor it ended at
         self.records: dict[tuple[str, str], Record | None] = {}
-        self.undo: list[tuple[str, str, Record | None]] = []  # (table, key, old) in order
+        # (table, key, old, the layer's entry before: `_MISSING` when it had none) in order
+        self.undo: list[tuple[str, str, Record | None, Any]] = []
         self.files: dict[str, bytes] = {}
 
 
@@ -547,6 +574,8 @@ class Store:
         # The layer: per table, key -> record (None: deleted), and each table's size change.
         self._layer: dict[str, dict[str, Record | None]] = {}
         self._sizes: dict[str, int] = {}
+        # The bytes the layer's entries count (`entry_bytes`), kept exact by every write.
+        self.held = 0
         self._layer_indexes: dict[IndexId, SortedIndex] = {}
         self._by_table: dict[str, list[SortedIndex]] = {}
         self._views: dict[IndexId, Index] = {}
@@ -574,6 +603,7 @@ class Store:
             self._seed_tables = self._seed.tables
             self._layer = {}
             self._sizes = {}
+            self.held = 0
             self._layer_indexes = {}
             self._by_table = {}
             self._counter = self.base.counter
@@ -622,6 +652,7 @@ class Store:
             self.reset()
             self._layer = {t: dict(rows) for t, rows in layer.items()}
             self._sizes = dict(sizes)
+            self.held = delta_bytes(self._layer)
             self._counter = counter
             self._last_ms = last_ms
 
@@ -679,9 +710,11 @@ class Store:
     def undo(self, tx: Changes) -> None:
         """Take back what a closed transaction changed (its files are the caller's)."""
         with self.lock:
-            for table, key, old in reversed(tx.undo):
+            for table, key, old, layered in reversed(tx.undo):
                 current = self.get(table, key)
-                if current is not None or old is not None:
+                if layered is _MISSING:  # the layer had no entry: none again (not a tombstone)
+                    self._unput(table, key, current, old)
+                elif current is not None or old is not None:
                     self._put(table, key, current, old)
             self._counter, self._last_ms = tx.counter, tx.last_ms
 
@@ -832,7 +865,12 @@ class Store:
         layer = self._layer.get(table)
         if layer is None:
             layer = self._layer[table] = {}
-        previous = layer.get(key)  # the layer's own earlier version, in its indexes
+        layered = previous = layer.get(key, _MISSING)  # the layer's own earlier version,
+        if previous is _MISSING:  # in its indexes
+            previous = None
+        else:
+            self.held -= entry_bytes(key, previous)
+        self.held += entry_bytes(key, new)
         for index in self._by_table.get(table, ()):
             if previous is not None:
                 index.discard(previous)
@@ -841,9 +879,28 @@ class Store:
         layer[key] = new
         tx = self._tx
         if tx is not None:
-            tx.undo.append((table, key, old))
+            tx.undo.append((table, key, old, layered))
             tx.records[(table, key)] = new
         change = (new is not None) - (old is not None)
+        if change:
+            self._sizes[table] = self._sizes.get(table, 0) + change
+        self.version = _next_version()
+
+    def _unput(self, table: str, key: str, current: Record | None, base: Record | None
+               ) -> None:
+        """Drop the layer's entry for `key` (an undone write's first): the base's record
+        (`base`) shows again, and the layer holds nothing for it."""
+        layer = self._layer.get(table)
+        if layer is None or key not in layer:
+            return
+        previous = layer.pop(key)
+        if not layer:  # the table unchanged again: its lists take the seed's fast path
+            del self._layer[table]
+        self.held -= entry_bytes(key, previous)
+        if previous is not None:
+            for index in self._by_table.get(table, ()):
+                index.discard(previous)
+        change = (base is not None) - (current is not None)
         if change:
             self._sizes[table] = self._sizes.get(table, 0) + change
         self.version = _next_version()
