@@ -8,6 +8,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from ..data.tables import TABLES
 from ..openapi.spec import Operation
 from .auth import Principal
@@ -67,6 +69,20 @@ class Deferred:
 
     def __init__(self, run: Callable[[], Any]) -> None:
         self.run = run
+
+
+# A page whose records noted as big (store.BIG_RECORD_BYTES or more each) add up to this many
+# bytes is encoded off the event loop, as a deferred answer is (DECISIONS H38): a few
+# milliseconds of encoding at most stay on the loop.
+HEAVY_PAGE_BYTES = 1024 * 1024
+
+
+def heavy_page(envelope: dict[str, Any]) -> dict[str, Any]:
+    """A heavy page's envelope with its items encoded one at a time (run in a worker thread,
+    the interpreter hands the event loop its turn between items; `Core.complete` then joins
+    them), none kept in the page cache."""
+    return {**envelope, "data": [orjson.Fragment(orjson.dumps(item))
+                                 for item in envelope["data"]]}
 
 
 class Services:
@@ -173,8 +189,9 @@ class Context:
         cursor: str | None = None,
         bound_to: Any = None,
         extra: dict[str, Any] | None = None,
-    ) -> dict[str, Any]:
-        """A `{data, next_cursor, has_more}` page of `table`, walked over a sorted index.
+    ) -> Any:
+        """A `{data, next_cursor, has_more}` page of `table`, walked over a sorted index (a
+        `Deferred` of it when its records are heavy: encoded off the event loop, H38).
 
         `table` and `partition` (which selects the records, e.g. {"workspace_id": ws}) are by
         default the list's declaration in the document (`x-mock-list`); `order` names the sort
@@ -218,9 +235,15 @@ class Context:
             render = self.operation.data_schema
         items: list[Any]
         shown = found.items if now is None else [now(r) for r in found.items]
-        if shown is not found.items and any(map(operator.is_not, shown, found.items)):
+        # Heavy (H38): records noted big add up past HEAVY_PAGE_BYTES (a store holding none:
+        # one test per page).
+        heavy = (big := self.store.big) and sum(
+            big.get(id(r), 0) for r in found.items) >= HEAVY_PAGE_BYTES
+        if heavy or (shown is not found.items and any(map(operator.is_not, shown, found.items))):
             # Some record moved: shown as it stands now (not cached: it changes as the clock
-            # moves). A page of settled records takes the usual way below.
+            # moves). A page of settled records takes the usual way below. A heavy page is
+            # shaped here too (references to the records' values, no bytes copied) and encoded
+            # off the event loop by `heavy_page`, as a deferred answer is.
             fields = self.services.fields(render) if isinstance(render, str) else None
             if fields is not None:
                 items = [{f: r[f] for f in fields if f in r} for r in shown]
@@ -228,6 +251,9 @@ class Context:
                 items = [render(r) for r in shown]  # type: ignore[operator]
             else:
                 items = [public(r) for r in shown]
+            if heavy:
+                envelope = self.envelope(items, fp, found.next_key, extra)
+                return Deferred(lambda: heavy_page(envelope))
         elif isinstance(render, str):
             # Encoded once per record version and schema (pagination.encoded), not per request.
             items = encoded(found.items, self.services.fields(render), found)
@@ -235,7 +261,12 @@ class Context:
             items = [render(r) for r in found.items]
         else:  # records as stored, less their internal (`_`) fields
             items = encoded(found.items, None, found)
-        next_cursor = self.services.cursors.encode(fp, found.next_key) if found.next_key else None
+        return self.envelope(items, fp, found.next_key, extra)
+
+    def envelope(self, items: list[Any], fp: str, next_key: tuple[Any, ...] | None,
+                 extra: dict[str, Any] | None) -> dict[str, Any]:
+        """A page's `{data, next_cursor, has_more}` (and `extra`)."""
+        next_cursor = self.services.cursors.encode(fp, next_key) if next_key else None
         envelope = {"data": items, "next_cursor": next_cursor, "has_more": next_cursor is not None}
         if extra:
             envelope.update(extra)

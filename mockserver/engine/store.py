@@ -71,8 +71,8 @@ from sortedcontainers import SortedList
 
 from .clock import MAX_MS, MIN_MS, Clock, format_timestamp
 
-__all__ = ["Base", "Changes", "Index", "Record", "Seed", "SeedBucket", "Snapshot", "Store",
-           "entry_bytes"]
+__all__ = ["BIG_RECORD_BYTES", "Base", "Changes", "Index", "Record", "Seed", "SeedBucket",
+           "Snapshot", "Store", "entry_bytes"]
 
 Record = Mapping[str, Any]
 IndexId = tuple[str, tuple[str, ...], tuple[str, ...]]
@@ -97,10 +97,23 @@ def entry_bytes(key: Any, record: Record | None) -> int:
                                                      option=orjson.OPT_NON_STR_KEYS))
 
 
-def delta_bytes(records: Mapping[str, Mapping[str, Record | None]]) -> int:
-    """`entry_bytes` summed over a layer or delta (key -> record or None per table)."""
-    return sum(entry_bytes(key, record) for rows in records.values()
-               for key, record in rows.items())
+# A record version at least this large (`entry_bytes`) is noted in its store's `big` (by the
+# record's identity): what tells a heavy page from a quiet one (context.py, DECISIONS H38).
+BIG_RECORD_BYTES = 8 * 1024
+
+
+def delta_bytes(records: Mapping[str, Mapping[str, Record | None]],
+                big: dict[int, int] | None = None) -> int:
+    """`entry_bytes` summed over a layer or delta (key -> record or None per table); the
+    records of `BIG_RECORD_BYTES` or more noted in `big` (id -> bytes), when given."""
+    total = 0
+    for rows in records.values():
+        for key, record in rows.items():
+            size = entry_bytes(key, record)
+            total += size
+            if big is not None and size >= BIG_RECORD_BYTES:
+                big[id(record)] = size
+    return total
 
 
 def _next_version() -> int:
@@ -319,14 +332,22 @@ class _Frozen:
         self._indexes: dict[IndexId, SortedIndex] = {}
         self._lock = threading.Lock()
         self._held: int | None = None
+        self._big: dict[int, int] = {}
 
     @property
     def held(self) -> int:
         """The bytes its records count (`entry_bytes`), computed once when first asked."""
         held = self._held
         if held is None:
-            held = self._held = delta_bytes(self.records)
+            held = self._held = delta_bytes(self.records, self._big)
         return held
+
+    @property
+    def big(self) -> dict[int, int]:
+        """Its records of `BIG_RECORD_BYTES` or more: id -> bytes (computed with `held`)."""
+        if self._held is None:
+            self.held  # noqa: B018
+        return self._big
 
     def index(self, ident: IndexId) -> SortedIndex | None:
         table = ident[0]
@@ -574,8 +595,11 @@ class Store:
         # The layer: per table, key -> record (None: deleted), and each table's size change.
         self._layer: dict[str, dict[str, Record | None]] = {}
         self._sizes: dict[str, int] = {}
-        # The bytes the layer's entries count (`entry_bytes`), kept exact by every write.
+        # The bytes the layer's entries count (`entry_bytes`), kept exact by every write;
+        # the records of `BIG_RECORD_BYTES` or more it shows (the layer's and its base's
+        # delta's), by identity: id -> bytes. Empty for almost every store: one test per page.
         self.held = 0
+        self.big: dict[int, int] = {}
         self._layer_indexes: dict[IndexId, SortedIndex] = {}
         self._by_table: dict[str, list[SortedIndex]] = {}
         self._views: dict[IndexId, Index] = {}
@@ -604,6 +628,7 @@ class Store:
             self._layer = {}
             self._sizes = {}
             self.held = 0
+            self.big = dict(self._frozen.big) if self._frozen is not None else {}
             self._layer_indexes = {}
             self._by_table = {}
             self._counter = self.base.counter
@@ -652,7 +677,7 @@ class Store:
             self.reset()
             self._layer = {t: dict(rows) for t, rows in layer.items()}
             self._sizes = dict(sizes)
-            self.held = delta_bytes(self._layer)
+            self.held = delta_bytes(self._layer, self.big)
             self._counter = counter
             self._last_ms = last_ms
 
@@ -870,7 +895,12 @@ class Store:
             previous = None
         else:
             self.held -= entry_bytes(key, previous)
-        self.held += entry_bytes(key, new)
+            if previous is not None and self.big:
+                self.big.pop(id(previous), None)
+        size = entry_bytes(key, new)
+        self.held += size
+        if size >= BIG_RECORD_BYTES:
+            self.big[id(new)] = size
         for index in self._by_table.get(table, ()):
             if previous is not None:
                 index.discard(previous)
@@ -898,6 +928,7 @@ class Store:
             del self._layer[table]
         self.held -= entry_bytes(key, previous)
         if previous is not None:
+            self.big.pop(id(previous), None)
             for index in self._by_table.get(table, ()):
                 index.discard(previous)
         change = (base is not None) - (current is not None)
