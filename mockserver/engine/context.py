@@ -235,25 +235,17 @@ class Context:
             render = self.operation.data_schema
         items: list[Any]
         shown = found.items if now is None else [now(r) for r in found.items]
-        # Heavy (H38): records noted big add up past HEAVY_PAGE_BYTES (a store holding none:
-        # one test per page).
-        heavy = (big := self.store.big) and sum(
-            big.get(id(r), 0) for r in found.items) >= HEAVY_PAGE_BYTES
-        if heavy or (shown is not found.items and any(map(operator.is_not, shown, found.items))):
+        if (big := self.store.big) and sum(
+                big.get(id(r), 0) for r in found.items) >= HEAVY_PAGE_BYTES:
+            # Heavy (H38): shaped here (references to the records' values, no bytes copied),
+            # encoded off the event loop by `heavy_page`, as a deferred answer is. A store
+            # holding no big record: one test per page.
+            envelope = self.envelope(self.shaped(shown, render), fp, found.next_key, extra)
+            return Deferred(lambda: heavy_page(envelope))
+        if shown is not found.items and any(map(operator.is_not, shown, found.items)):
             # Some record moved: shown as it stands now (not cached: it changes as the clock
-            # moves). A page of settled records takes the usual way below. A heavy page is
-            # shaped here too (references to the records' values, no bytes copied) and encoded
-            # off the event loop by `heavy_page`, as a deferred answer is.
-            fields = self.services.fields(render) if isinstance(render, str) else None
-            if fields is not None:
-                items = [{f: r[f] for f in fields if f in r} for r in shown]
-            elif render is not None:
-                items = [render(r) for r in shown]  # type: ignore[operator]
-            else:
-                items = [public(r) for r in shown]
-            if heavy:
-                envelope = self.envelope(items, fp, found.next_key, extra)
-                return Deferred(lambda: heavy_page(envelope))
+            # moves). A page of settled records takes the usual way below.
+            items = self.shaped(shown, render)
         elif isinstance(render, str):
             # Encoded once per record version and schema (pagination.encoded), not per request.
             items = encoded(found.items, self.services.fields(render), found)
@@ -261,7 +253,23 @@ class Context:
             items = [render(r) for r in found.items]
         else:  # records as stored, less their internal (`_`) fields
             items = encoded(found.items, None, found)
-        return self.envelope(items, fp, found.next_key, extra)
+        # `envelope`, inline: no call on the quiet path
+        next_cursor = self.services.cursors.encode(fp, found.next_key) if found.next_key else None
+        envelope = {"data": items, "next_cursor": next_cursor, "has_more": next_cursor is not None}
+        if extra:
+            envelope.update(extra)
+        return envelope
+
+    def shaped(self, records: list[Record], render: Callable[[Record], Any] | str | None
+               ) -> list[Any]:
+        """Records as a page shows them, not encoded: projected onto `render`'s schema, or
+        rendered by it, or as stored less their internal fields (None)."""
+        fields = self.services.fields(render) if isinstance(render, str) else None
+        if fields is not None:
+            return [{f: r[f] for f in fields if f in r} for r in records]
+        if render is not None:
+            return [render(r) for r in records]  # type: ignore[operator]
+        return [public(r) for r in records]
 
     def envelope(self, items: list[Any], fp: str, next_key: tuple[Any, ...] | None,
                  extra: dict[str, Any] | None) -> dict[str, Any]:

@@ -174,3 +174,5 @@ def test_a_snapshot_counts_exactly_what_its_delta_holds(
     assert saved.status_code == 201, saved.text
     assert saved.json()["change_bytes"] == held
     assert mock.sessions.change_bytes() == before + held
+    assert client.delete("/__mock__/snapshots/snap").status_code in (200, 204)
+    assert mock.sessions.change_bytes() == before  # released at once
