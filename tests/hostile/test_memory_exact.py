@@ -176,3 +176,43 @@ def test_a_snapshot_counts_exactly_what_its_delta_holds(
     assert mock.sessions.change_bytes() == before + held
     assert client.delete("/__mock__/snapshots/snap").status_code in (200, 204)
     assert mock.sessions.change_bytes() == before  # released at once
+
+
+def test_an_upload_whose_records_pass_the_cap_is_taken_back_whole(
+        capped: tuple[MockApp, TestClient]) -> None:
+    """The file alone fits; with the records the upload writes it passes the cap: refused 507,
+    neither the file nor its records kept, and the same upload URL takes a file that fits."""
+    mock, client = capped
+    cap = mock.sessions.max_change_bytes
+    assert client.post("/__mock__/sessions", json={"name": "u"}).status_code == 201
+    state = mock.sessions.state("u")
+    made = client.post("/sessions/u/v1/attachments/upload-url", json={"workspace_id": WS})
+    assert made.status_code == 201, made.text
+    path = httpx.URL(made.json()["data"]["upload_url"]).raw_path.decode()
+    room = cap - mock.sessions.held_bytes()
+    held, files, changes = state.store.held, state.files.size, state.changes
+    refused = client.put(path, content=b"u" * (room - 10), headers={"Content-Type": "text/plain"})
+    assert refused.status_code == 507, refused.text
+    assert (state.store.held, state.files.size, state.changes) == (held, files, changes)
+    fits = client.put(path, content=b"u" * (room - 2000), headers={"Content-Type": "text/plain"})
+    assert fits.status_code == 200, fits.text
+    assert state.files.size == files + room - 2000
+
+
+def test_a_control_write_past_the_cap_is_refused_with_nothing_written(
+        capped: tuple[MockApp, TestClient]) -> None:
+    """Records added through the control API are admitted as API writes are (H37)."""
+    mock, client = capped
+    cap = mock.sessions.max_change_bytes
+    assert client.post("/__mock__/sessions", json={"name": "c"}).status_code == 201
+    state = mock.sessions.state("c")
+    assert _upload(client, "c", cap - 100_000).status_code == 200
+    held, changes = state.store.held, state.changes
+    refused = client.post("/sessions/c/__mock__/records/kb_nodes",
+                          json={"workspace_id": WS, "title": "big", "body": "b" * 120_000})
+    assert refused.status_code == 507, refused.text
+    assert (state.store.held, state.changes) == (held, changes)
+    added = client.post("/sessions/c/__mock__/records/kb_nodes",
+                        json={"workspace_id": WS, "title": "small", "body": "s" * 1000})
+    assert added.status_code == 201, added.text
+    assert state.changes == changes + 1
