@@ -152,6 +152,17 @@ from .validation import RequestValidator
 __all__ = ["Config", "MockApp"]  # Config is config.py's, imported from here as before
 
 _BODY_METHODS = frozenset(("POST", "PUT", "PATCH", "DELETE"))  # read before the pipeline runs
+_SEND_SLICE = 1024 * 1024  # a body past this is sent in slices of it (H38)
+
+
+async def send_slices(body: bytes | bytearray, send: Send) -> None:
+    """Send a large body as `_SEND_SLICE` slices (never a copy of the whole): the server writes
+    each and waits for the client to drain it, the event loop serving others meanwhile."""
+    view = memoryview(body)
+    last = len(view) - _SEND_SLICE
+    for at in range(0, len(view), _SEND_SLICE):
+        await send({"type": "http.response.body", "body": bytes(view[at:at + _SEND_SLICE]),
+                    "more_body": at < last})
 
 
 class MockApp:
@@ -400,7 +411,11 @@ class MockApp:
         if ex.effect is None:
             await send({"type": "http.response.start", "status": ex.status,
                         "headers": ex.headers})
-            await send({"type": "http.response.body", "body": ex.response})
+            body = ex.response
+            if len(body) <= _SEND_SLICE:
+                await send({"type": "http.response.body", "body": body})
+            else:  # a large body in slices: the server copies and drains each in turn (H38)
+                await send_slices(body, send)
         else:  # as the fault's effect sends it (a dropped connection: half an answer)
             await ex.effect.send(ex.status, ex.response, ex.headers, send)
 

@@ -70,6 +70,20 @@ class Deferred:
     def __init__(self, run: Callable[[], Any]) -> None:
         self.run = run
 
+    def body(self) -> bytes | bytearray:
+        """The answer's bytes: its payload, encoded (`Core.complete`, off the loop)."""
+        return orjson.dumps(self.run())
+
+
+class HeavyPage(Deferred):
+    """A heavy page (H38): `run()` gives its envelope (answered in place where the pipeline
+    runs deferred answers in place), `body()` its bytes built item by item off the loop."""
+
+    __slots__ = ()
+
+    def body(self) -> bytearray:
+        return heavy_page(self.run())
+
 
 # A page whose records noted as big (store.BIG_RECORD_BYTES or more each) add up to this many
 # bytes is encoded off the event loop, as a deferred answer is (DECISIONS H38): a few
@@ -77,12 +91,19 @@ class Deferred:
 HEAVY_PAGE_BYTES = 1024 * 1024
 
 
-def heavy_page(envelope: dict[str, Any]) -> dict[str, Any]:
-    """A heavy page's envelope with its items encoded one at a time (run in a worker thread,
-    the interpreter hands the event loop its turn between items; `Core.complete` then joins
-    them), none kept in the page cache."""
-    return {**envelope, "data": [orjson.Fragment(orjson.dumps(item))
-                                 for item in envelope["data"]]}
+def heavy_page(envelope: dict[str, Any]) -> bytearray:
+    """A heavy page's body, the bytes `orjson.dumps(envelope)` would give, built one item at a
+    time (in a worker thread: no single step holds the interpreter, so the event loop has its
+    turn between items; no copy of the whole either: `MockApp.serve` sends it in slices)."""
+    items = envelope["data"]
+    body = bytearray(b'{"data":[')
+    for i, item in enumerate(items):
+        if i:
+            body += b","
+        body += orjson.dumps(item)
+    rest = orjson.dumps({k: v for k, v in envelope.items() if k != "data"})
+    body += b"]," + rest[1:] if len(rest) > 2 else b"]}"
+    return body
 
 
 class Services:
@@ -241,7 +262,7 @@ class Context:
             # encoded off the event loop by `heavy_page`, as a deferred answer is. A store
             # holding no big record: one test per page.
             envelope = self.envelope(self.shaped(shown, render), fp, found.next_key, extra)
-            return Deferred(lambda: heavy_page(envelope))
+            return HeavyPage(lambda: envelope)
         if shown is not found.items and any(map(operator.is_not, shown, found.items)):
             # Some record moved: shown as it stands now (not cached: it changes as the clock
             # moves). A page of settled records takes the usual way below.

@@ -234,10 +234,10 @@ class Core:
         assert deferred is not None and operation is not None
         try:
             status = operation.success_status
-            body = orjson.dumps(deferred.run())
+            body = deferred.body()  # its payload encoded (a heavy page: item by item, H38)
             headers = [_JSON, (b"content-length", str(len(body)).encode())]
             if self.selfcheck is not None:
-                self.selfcheck.check(operation, status, body, {
+                self.selfcheck.check(operation, status, bytes(body), {
                     k.decode("latin-1"): v.decode("latin-1") for k, v in headers})
             ex.status, ex.response, ex.headers = status, body, headers
         except Exception as exc:

@@ -13,7 +13,7 @@ import pytest
 from conftest import FROZEN_AT, auth
 from starlette.testclient import TestClient
 
-from mockserver.engine import context
+from mockserver.engine import app, context
 from mockserver.engine.app import Config, MockApp
 from mockserver.engine.handlers import knowledge_base
 from mockserver.standalone.server import create_app
@@ -59,6 +59,7 @@ def _fill(client: TestClient, count: int, size: int) -> None:
         assert made.status_code == 201, made.text
 
 
+SLICE = app._SEND_SLICE
 HEAVY = f"/v1/kb/nodes?workspace_id={WS}&limit=20&include_body=true"
 
 
@@ -124,3 +125,18 @@ def test_the_encoding_runs_in_a_worker_thread_not_the_loop(
         # A small page (one record) is answered the quiet way: no heavy encoding.
         assert client.get(HEAVY.replace("limit=20", "limit=1")).status_code == 200
         assert threads == [False]
+
+
+@pytest.mark.parametrize("size", [1, SLICE - 1, SLICE, SLICE + 1, 3 * SLICE, 3 * SLICE + 7])
+def test_a_large_body_is_sent_in_slices_that_add_up_to_it(size: int) -> None:
+    body = bytes(range(256)) * (size // 256) + b"x" * (size % 256)
+    sent: list[dict[str, Any]] = []
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+
+    asyncio.run(app.send_slices(bytearray(body), send))
+    assert b"".join(m["body"] for m in sent) == body
+    assert all(type(m["body"]) is bytes and len(m["body"]) <= SLICE for m in sent)
+    assert [m["more_body"] for m in sent] == [True] * (len(sent) - 1) + [False]
+    assert len(sent) == max(1, -(-size // SLICE))
