@@ -110,7 +110,9 @@ A handler whose answer takes time (a custom tool's run, `toolexec.py`) returns a
 `context.Deferred`: on the in-memory path (`Exchange.offload`) the core leaves it in
 `ex.deferred` and `serve` awaits `Core.complete` in a worker thread, outside the store's lock
 (the run reads no state), which encodes and self-checks it; elsewhere (a shared state's worker
-thread, a variation plan) the core runs it in place.
+thread, a variation plan) the core runs it in place. A list page of big records is one too
+(`context.HeavyPage`, DECISIONS H38: its body built item by item in the worker), and any answer
+past 1 MiB is sent in 1 MiB slices (`send_slices`).
 """
 
 from __future__ import annotations
