@@ -147,6 +147,6 @@ def test_serve_prints_the_limits_in_force() -> None:
         assert process.stdout is not None
         banner = [process.stdout.readline() for _ in range(9)]
     finally:
-        process.kill()  # a clean stop is tests/test_serve_cli.py's
+        process.kill()  # a clean stop is tests/standalone/test_serve_cli.py's
         process.communicate(timeout=20)
     assert "  rate limit: 120/min per workspace; ws_alpine 600/min\n" in banner, banner

@@ -228,8 +228,12 @@ class Context:
             if table is None:
                 table = listing.table
             if partition is None:
-                partition = {listing.partition: self.workspace_id if listing.of == "workspace"
-                             else self.resource["id"]}  # type: ignore[index]
+                if listing.of == "workspace":
+                    partition = {listing.partition: self.workspace_id}
+                else:
+                    resource = self.resource
+                    assert resource is not None, f"{self.operation.operation_id}: no resource"
+                    partition = {listing.partition: resource["id"]}
         if order is None:
             order, stated_descending = self.ordering()
             if descending is None:
@@ -288,8 +292,8 @@ class Context:
         fields = self.services.fields(render) if isinstance(render, str) else None
         if fields is not None:
             return [{f: r[f] for f in fields if f in r} for r in records]
-        if render is not None:
-            return [render(r) for r in records]  # type: ignore[operator]
+        if callable(render):
+            return [render(r) for r in records]
         return [public(r) for r in records]
 
     def envelope(self, items: list[Any], fp: str, next_key: tuple[Any, ...] | None,

@@ -64,7 +64,7 @@ from collections.abc import (
     Sequence,
     ValuesView,
 )
-from typing import Any
+from typing import Any, cast
 
 import orjson
 from sortedcontainers import SortedList
@@ -818,7 +818,7 @@ class Store:
             seed_rows = self._seed_tables[table]
             return [seed_rows[key] for key in keys]
         get = self.get
-        return [get(table, key) for key in keys]  # type: ignore[misc]
+        return cast("list[Record]", [get(table, key) for key in keys])
 
     def rows(self, table: str) -> Mapping[str, Record]:
         """A read-only, live, merged key -> record view of a table (walk it under `lock`)."""

@@ -155,7 +155,8 @@ class _Run:
             self.example(plan)
 
         # Hypothesis's database keys a failing example by the test, not by this wrapper.
-        robust.hypothesis.inner_test._hypothesis_internal_add_digest = (  # type: ignore[attr-defined]
+        given_test: Any = robust  # hypothesis's attributes on the test it wraps
+        given_test.hypothesis.inner_test._hypothesis_internal_add_digest = (
             self.item.nodeid.encode())
         robust()
 

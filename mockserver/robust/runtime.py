@@ -137,8 +137,8 @@ class Variations:
 
     # -- answers --------------------------------------------------------------------------------
 
-    def _answer_item(self, operation: str) -> tuple[int | None, dict[str, Any] | None]:
-        """This call's number, and the answer item (index, item) that takes it, if any."""
+    def _answer_item(self, operation: str) -> tuple[int, dict[str, Any]] | None:
+        """The answer item (index, item) that takes this call, if any (the call counted)."""
         with self._lock:
             self._calls[operation] += 1
             call = self._calls[operation]
@@ -147,7 +147,7 @@ class Variations:
             first = item["call"]
             if first <= call < first + item.get("failures", 1):
                 return index, item
-        return None, None
+        return None
 
     async def answer(self, mock: MockApp, ex: Exchange) -> None:
         """Answer one API request of the varied session in the core's place: the pipeline's
@@ -159,15 +159,17 @@ class Variations:
         if operation is None:  # not an operation: the mock's own 404/405
             mock.core.answer(ex)
             return
-        index, item = self._answer_item(operation.operation_id)
+        found = self._answer_item(operation.operation_id)
         varied: list[int] = []
-        if item is not None and item["kind"] == "slow":
-            if item["delay_ms"]:  # a delay fault's effect (0: no wait, no rule)
-                await FaultRule(id=0, delay_ms=item["delay_ms"]).effect().wait()
-            varied.append(index)  # type: ignore[arg-type]
-            item = None
+        item: dict[str, Any] | None = None
+        if found is not None:
+            index, item = found
+            varied.append(index)
+            if item["kind"] == "slow":
+                if item["delay_ms"]:  # a delay fault's effect (0: no wait, no rule)
+                    await FaultRule(id=0, delay_ms=item["delay_ms"]).effect().wait()
+                item = None
         if item is not None:
-            varied.append(index)  # type: ignore[arg-type]
             try:
                 effect, answered = self._effect(mock, operation, item)
                 ex.answer(*answered)

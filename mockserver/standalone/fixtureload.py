@@ -84,5 +84,5 @@ async def off_loop(func: Callable[..., Any], *args: Any) -> Any:
 
 def blocking(handler: Callable[..., Any]) -> Callable[..., Any]:
     """Mark a control handler that reads files: the route runs it off the event loop."""
-    handler.blocking = True  # type: ignore[attr-defined]
+    vars(handler)["blocking"] = True  # read by control.py's route (getattr)
     return handler

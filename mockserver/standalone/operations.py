@@ -24,7 +24,7 @@ How to add a control operation (the whole list of files):
 3. `mockserver/testing/control.py`: one method on `Control` (skips, for a real server) and
    one on `MockControl` that builds the call and decodes its answer; and, when tests reach
    it through `mock_api`, one method on `MockApi` (`testing/api.py`).
-4. its test in `tests/test_control_operations.py`, taking the `mock_control` fixture
+4. its test in `tests/standalone/test_control_operations.py`, taking the `mock_control` fixture
    (`tests/conftest.py`), so it runs in this process and over HTTP;
 5. `CHANGELOG.md`.
 

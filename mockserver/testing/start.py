@@ -22,7 +22,7 @@ import functools
 import inspect
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from .api import MockApi
 from .config import MockApiConfig, _as_paths
@@ -101,9 +101,9 @@ class MockApiRun:
                 return func(*args, **kwargs)
 
         if wants:
-            run.__signature__ = signature.replace(  # type: ignore[attr-defined]
+            vars(run)["__signature__"] = signature.replace(
                 parameters=[p for p in signature.parameters.values() if p.name != "mock_api"])
-        return run  # type: ignore[return-value]
+        return cast(F, run)
 
 
 def start(fixtures: str | Path | list[str | Path] | None = None, *,

@@ -12,7 +12,7 @@ from __future__ import annotations
 import difflib
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..engine.faults import compile_path
 from .control import RecordedRequest
@@ -35,6 +35,8 @@ class Expectation:
     method: str | None = None
     path: str | None = None
     status: int | None = None
+    _pattern: re.Pattern[str] | None = field(default=None, init=False, repr=False,
+                                             compare=False)
 
     def __post_init__(self) -> None:
         if self.method is not None:
@@ -50,7 +52,7 @@ class Expectation:
             return False
         if self.status is not None and entry.status != self.status:
             return False
-        pattern: re.Pattern[str] | None = self._pattern  # type: ignore[attr-defined]
+        pattern = self._pattern
         return pattern is None or pattern.fullmatch(entry.path) is not None
 
     def __str__(self) -> str:

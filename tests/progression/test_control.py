@@ -4,32 +4,15 @@ state for every worker on Redis shared state."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from conftest import FROZEN_AT
 from starlette.testclient import TestClient
 
-from mockserver.engine.app import Config, MockApp
-from mockserver.standalone.server import create_app
-from tests.test_sessions import Checked, auth
+from mockserver.engine.app import MockApp
 
 AGENT = "ag_harbor_concierge"
 CRON = "tr_harbor_concierge_precheckin"
-
-
-@pytest.fixture(scope="module")
-def module_mock() -> MockApp:
-    return MockApp(Config(frozen_clock=FROZEN_AT, self_check=True))
-
-
-@pytest.fixture
-def api(module_mock: MockApp) -> Iterator[TestClient]:
-    module_mock.sessions.clear()
-    module_mock.reset()
-    with Checked(create_app(mock=module_mock), headers=auth()) as client:
-        yield client
 
 
 def dispatch(api: TestClient, base: str = "") -> dict[str, Any]:

@@ -14,13 +14,13 @@ from pathlib import Path
 import httpx
 import orjson
 import pytest
-from test_serve_cli import _free_port, _wait
 
 from mockserver.cli import main
 from mockserver.data.fixtures import load_dataset
 from mockserver.data.tables import TABLES
 from mockserver.engine.progression import KINDS
 from record.test_record import KEY, SPEC, TOKEN, _client, _record
+from tests.standalone.test_serve_cli import _free_port, _wait
 
 
 def test_record_cli_against_a_served_mock(tmp_path: Path,

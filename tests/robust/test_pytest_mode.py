@@ -11,7 +11,7 @@ import pytest
 from mockserver.engine.handlers import load_handlers
 
 pytest_plugins = ["pytester"]
-load_handlers()  # (see tests/test_pytest_plugin.py: one copy of the handlers for the session)
+load_handlers()  # (see tests/testing/test_pytest_plugin.py: one copy of the handlers for the session)
 
 CLIENT = """
 import pytest

@@ -15,7 +15,7 @@ from redis_server import RedisServer
 from mockserver.engine.handlers import load_handlers
 
 pytest_plugins = ["pytester"]
-load_handlers()  # as tests/test_pytest_plugin.py: one copy of the handlers for inner runs
+load_handlers()  # as tests/testing/test_pytest_plugin.py: one copy of the handlers for inner runs
 
 
 def test_mock_api_over_shared_state(pytester: pytest.Pytester,

@@ -1,27 +1,5 @@
-"""One mock for the simulate tests (self-check on, clock frozen), reset before each test; `api`
-a client of its API and control API."""
+"""The frozen-clock mock and its client (`module_mock`, `api`): tests/frozen_api.py."""
 
-from __future__ import annotations
+from tests.frozen_api import api, module_mock
 
-from collections.abc import Iterator
-
-import pytest
-from conftest import FROZEN_AT
-from starlette.testclient import TestClient
-
-from mockserver.engine.app import Config, MockApp
-from mockserver.standalone.server import create_app
-from tests.test_sessions import Checked, auth
-
-
-@pytest.fixture(scope="module")
-def module_mock() -> MockApp:
-    return MockApp(Config(frozen_clock=FROZEN_AT, self_check=True))
-
-
-@pytest.fixture
-def api(module_mock: MockApp) -> Iterator[TestClient]:
-    module_mock.sessions.clear()
-    module_mock.reset()
-    with Checked(create_app(mock=module_mock), headers=auth()) as client:
-        yield client
+__all__ = ["api", "module_mock"]

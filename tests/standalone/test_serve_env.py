@@ -87,7 +87,7 @@ def test_off_loopback_without_a_token_the_banner_says_how_to_turn_control_on(
 def test_the_container_page_lists_every_variable_in_one_table() -> None:
     from pathlib import Path
 
-    page = Path(__file__).resolve().parents[1] / "docs" / "getting-started" / "container.md"
+    page = Path(__file__).resolve().parents[2] / "docs" / "getting-started" / "container.md"
     section = page.read_text()
     rows = {line.split("`")[1]: line.split("`")[3] for line in section.splitlines()
             if line.startswith("| `MOCK_API_")}

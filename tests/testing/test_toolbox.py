@@ -22,13 +22,13 @@ from typing import Any
 import pytest
 from conftest import auth
 from starlette.testclient import TestClient
-from test_pytest_plugin import OVER_HTTP, add_conftest, run
 
 from mockserver.standalone.server import create_app
 from mockserver.testing.api import MockApi
+from tests.testing.test_pytest_plugin import OVER_HTTP, add_conftest, run
 
 pytest_plugins = ["pytester"]
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(params=["in_process", "http"])

@@ -168,7 +168,7 @@ def test_the_clock_option_and_its_environment_variable() -> None:
 
 
 def test_serve_with_a_frozen_clock_answers_that_time(tmp_path: Any) -> None:
-    from test_serve_cli import _free_port, _wait
+    from tests.standalone.test_serve_cli import _free_port, _wait
     port = _free_port()
     base = f"http://127.0.0.1:{port}"
     proc = subprocess.Popen(
@@ -211,7 +211,7 @@ def test_the_plugin_s_forks_keep_a_running_clock_s_offset(tmp_path: Any,
     import os
     from pathlib import Path
 
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     (tmp_path / "test_fork.py").write_text(FORKED_ON_A_RUNNING_CLOCK)
     done = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--mock-api-clock",

@@ -13,10 +13,11 @@ from pathlib import Path
 
 import httpx
 import pytest
-from test_serve_cli import _free_port, _wait
+
+from tests.standalone.test_serve_cli import _free_port, _wait
 
 TOKEN = "attach-secret"
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 # Every helper of the fixture over the control API: journal, last_request, faults, clock,
 # rate limits, add/get, reset, sessions and snapshots (mock_api_origin), is_mock.
