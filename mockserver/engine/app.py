@@ -5,8 +5,9 @@
        -> workspace -> rate limit -> prefer -> handle -> encode -> self-check)
     -> journal and request log (layers.py) -> send
 
-with a shared state's replication layer (replica.py: its view, reruns and one round trip
-to Redis) around the core in place of the in-memory steps. One request is one `Exchange`
+run by the mock's runner (`layers.Runner`): `LocalRunner` in memory, or a shared
+state's replication layer (replica.py: its view, reruns and one round trip to Redis) around
+the same core. One request is one `Exchange`
 (exchange.py) from start to end; the ASGI scope carries only what crosses an ASGI boundary
 (`mock.state`, `mock.prefix`, `mock.error`; see "One route" below).
 
@@ -48,15 +49,24 @@ core:   route ─► authenticate (431, 401) ─► cache ─► write access �
   journal entry (`journal.Observed`: one tuple of the fields `OBSERVED_FIELDS` names, what
   `Journal.record` takes) and the request
   log line after it. `serve` sends the answer (or the effect does: a drop sends half of one).
-- `replica.py`: the replication layer, the only code of the pipeline that calls a shared
-  state's own methods (`view`, `confirm`, `transaction`, `settle`, `run`, `off_loop`,
-  `take_fault`, `record_request`, `use_cursors`). Around the core it takes the worker's view,
-  runs the core on the event loop (reads) or in a worker thread, settles the read's round trip
-  with its journal entry, and reruns on `StaleRead` (at most `MAX_RERUNS`, then 503). The
-  core calls it at three points for a request on a view only (`Core.replica`: `routed`,
-  `transact`, `refused`), typed by the `core.Replication` protocol.
+- One runner per mock (`layers.Runner`): `MockApp.serve` is its `serve`, bound once when
+  the mock is built (every state of a mock, the default and its sessions, is of one kind),
+  so no request asks which state it is on. `LocalRunner` (below) runs the in-memory route
+  inline; `replica.Replica` is the runner of a state shared through Redis.
+- `replica.py`: the replication layer, which calls a shared state through the state's
+  replication port (ports.py's `Replication`: `view`, `confirm`, `transaction`, `settle`,
+  `run`, `off_loop`, declared by `MockState` with its in-memory behaviour; `take_fault`,
+  `record_request`). Around the core it takes the worker's view, runs the core on the event
+  loop (reads) or in a worker thread, settles the read's round trip with its journal entry,
+  and reruns on `StaleRead` (at most `MAX_RERUNS`, then 503). The core calls it at three
+  points for a request on a view only (`routed`, `transact`, `refused`), through the
+  `replica.SharedSteps` it is built with (typed by `core.SharedSteps`).
+- The state's parts that differ between memory and Redis are ports (ports.py: the journal,
+  the rate limiter, the replication port; `sessions.SessionRegistry`), each with an
+  in-memory and a Redis implementation passed in when the state is built (`MockState(parts=
+  ...)`); mypy checks both against each port.
 - `mockserver/robust/runtime.py`: robustness mode's variation layer, in the core's place.
-  On an in-memory state with a plan (`MockState.variations`), `serve` runs the fault layer
+  On an in-memory state with a plan (`MockState.variations`), `LocalRunner` runs the fault layer
   as always and then, unless a fault answered, `Variations.answer(mock, ex)` instead of the
   core (duck-typed: the engine imports nothing of `robust/`), which answers an answer item's
   call itself (a `faults.Drop` effect for a drop), else runs the core on the exchange (a
@@ -138,20 +148,19 @@ from .errors import ResponseContractViolation
 from .exchange import Exchange, Scanned, read_body
 from .faults import Faults, fault_target_problem
 from .handlers import load_handlers
-from .journal import Journal
-from .layers import Layers
+from .layers import Layers, Runner
 from .pagination import CursorCodec
-from .ratelimit import RateLimiter
-from .replica import Replica, shared_sessions, shared_state
+from .ports import JournalPort, LimiterPort
+from .replica import Replica, SharedSteps, shared_sessions, shared_state
 from .routing import Router
 from .selfcheck import SelfCheck
-from .sessions import Sessions
+from .sessions import SessionRegistry, Sessions
 from .state import MockState, Settings, StateSnapshot
 from .storage import FileStore, StorageKeys
 from .store import Store
 from .validation import RequestValidator
 
-__all__ = ["Config", "MockApp"]  # Config is config.py's, imported from here as before
+__all__ = ["Config", "LocalRunner", "MockApp"]  # Config is config.py's, imported from here as before
 
 _BODY_METHODS = frozenset(("POST", "PUT", "PATCH", "DELETE"))  # read before the pipeline runs
 _SEND_SLICE = 1024 * 1024  # a body past this is sent in slices of it (H38)
@@ -184,6 +193,9 @@ class MockApp:
         settings = Settings(seed=config.seed, rate_limit=config.rate_limit,
                             frozen_clock=config.frozen_clock,
                             workspace_limits=config.workspace_limits)
+        # The state and the runner of its requests (layers.Runner): in this process, or one
+        # worker's copy of a mock shared through Redis (replica.py). Every state of one mock
+        # (the default, its sessions) is of one kind, so the route is chosen here, once.
         self.state: MockState
         if config.state is None:
             self.state = MockState(dataset, settings, journal_size=config.journal_size,
@@ -204,29 +216,28 @@ class MockApp:
         self.services = Services(self.cursors, self.fields, self.spec.resource_paths, keys,
                                  ToolSettings(config.run_tool_code, config.tool_code_dir,
                                               config.tool_limits))
-        if self.state.replicated:  # one key and one scope per state on every replica
-            self.state.use_storage_keys(keys)  # type: ignore[attr-defined]
-            self.state.seal(keys, keys.scope("", ""))
-        else:
-            self.state.seal(keys, keys.scope(""))
+        self.state.use_storage_keys(keys)  # one key and one scope per state on every replica
+        if config.cursor_secret is None:  # a shared state's: kept in Redis, good on every
+            self.state.use_cursors(self.cursors)  # worker (nothing to do in memory)
         self.started_at = datetime.now(UTC).isoformat(timespec="milliseconds").replace(
             "+00:00", "Z")  # wall time: when the default session was created
         caps: dict[str, Any] = {
             "max_sessions": config.max_sessions, "max_change_bytes": config.max_session_memory,
             "idle_seconds": config.session_idle_seconds, "create_on_use": config.sessions_on_use}
-        self.sessions: Sessions
-        if self.state.replicated:  # sessions and snapshots in Redis too
-            self.sessions = shared_sessions(self.state, config, caps)
-            self.sessions.storage_keys = keys  # type: ignore[attr-defined]  # sealing sessions
-        else:
+        self.sessions: SessionRegistry
+        if config.state is None:
             self.sessions = Sessions(self.state, self._new_state, **caps)
-        self.core = Core(self.spec, config, handlers, self.services, self.state, self.sessions)
+        else:  # sessions and snapshots in Redis too
+            self.sessions = shared_sessions(self.state, config, caps, keys)
+        self.core = Core(self.spec, config, handlers, self.services, self.state, self.sessions,
+                         SharedSteps())
         self.layers = Layers(self.core)
         self._stub_check: SelfCheck | None = None  # check_stub's, when self-check is off
-        self.replica: Replica | None = None
-        if self.state.replicated:
-            self.replica = Replica(self.core, self.layers, self.state, self.cursors,
-                                   shared_cursors=config.cursor_secret is None)
+        self.runner: Runner = (LocalRunner(self)
+                               if config.state is None else Replica(self.core, self.layers))
+        # The one route (module docstring), the runner's: bound once, nothing chosen per
+        # request (the quiet in-memory path is the benchmarked one).
+        self.serve = self.runner.serve
 
     def _new_state(self, name: str, settings: Settings | None,
                    snapshot: StateSnapshot | None) -> MockState:
@@ -268,7 +279,7 @@ class MockApp:
         return self.state.clock
 
     @property
-    def journal(self) -> Journal:
+    def journal(self) -> JournalPort:
         return self.state.journal
 
     @property
@@ -276,7 +287,7 @@ class MockApp:
         return self.state.faults
 
     @property
-    def limiter(self) -> RateLimiter:
+    def limiter(self) -> LimiterPort:
         return self.state.limiter
 
     @property
@@ -379,6 +390,24 @@ class MockApp:
     # synchronous. A read that failed (413, a disconnect) is kept and raised where the body is
     # used, so what is refused before that point (401, 403, 400 ...) is still answered first.
 
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """The mock as an ASGI app: `serve` (the runner's route)."""
+        await self.serve(scope, receive, send)
+
+
+class LocalRunner:
+    """The route of a request on a state held in this process (layers.Runner): the body,
+    the fault layer, the core (or robustness mode's layer in its place), the journal and
+    request log, the answer sent. The quiet path (no fault rule, no plan, no request log)
+    runs the bare core and one journal call."""
+
+    def __init__(self, mock: MockApp) -> None:
+        self.mock = mock  # robustness mode's layer reads its core and self-check
+        self.core = mock.core
+        self.layers = mock.layers
+        self.config = mock.config
+        self.state = mock.state
+
     async def serve(self, scope: Scope, receive: Receive, send: Send,
                     scanned: Scanned | None = None) -> None:
         """Answer one API request: the one route (module docstring). `scanned`: the header
@@ -388,28 +417,26 @@ class MockApp:
         ex = Exchange(scope, state, time.perf_counter(), scanned)
         if ex.method in _BODY_METHODS:
             await read_body(ex, receive, self.config.max_body_bytes)
-        if state.replicated:
-            await self.replica.serve(ex)  # type: ignore[union-attr]
-        else:
-            layers = self.layers
-            if state.faults.rules:
-                await layers.fault(ex)
-            if ex.effect is None or not layers.injected(ex):
-                if state.variations is None:
-                    ex.offload = True
-                    self.core.answer(ex)
-                    if ex.deferred is not None:  # a custom tool's run, off the event loop
-                        await anyio.to_thread.run_sync(self.core.complete, ex)
-                else:  # robustness mode's layer (robust/runtime.py), in the core's place
-                    await state.variations.answer(self, ex)
-            logged = self.config.request_log
-            if state.journal.enabled or logged:  # after: journal, log
-                latency_ms = (time.perf_counter() - ex.started) * 1000
-                entry = layers.observed(ex, latency_ms)
-                if entry is not None:
-                    state.record_request(entry, ex.varied)
-                if logged:
-                    layers.log(ex, latency_ms)
+        layers = self.layers
+        if state.faults.rules:
+            await layers.fault(ex)
+        if ex.effect is None or not layers.injected(ex):
+            if state.variations is None:
+                ex.offload = True
+                self.core.answer(ex)
+                if ex.deferred is not None:  # a custom tool's run, off the event loop
+                    await anyio.to_thread.run_sync(self.core.complete, ex)
+            else:  # robustness mode's layer (robust/runtime.py), in the core's place
+                await state.variations.answer(self.mock, ex)
+        logged = self.config.request_log
+        if state.journal.enabled or logged:  # after: journal, log
+            latency_ms = (time.perf_counter() - ex.started) * 1000
+            entry = layers.observed(ex, latency_ms)
+            if entry is not None:
+                state.record_request(entry, ex.varied)
+            if logged:
+                layers.log(ex, latency_ms)
+        # (exchange.send_answer's lines, inline: the benchmarked path awaits nothing more)
         if ex.effect is None:
             await send({"type": "http.response.start", "status": ex.status,
                         "headers": ex.headers})
@@ -420,5 +447,3 @@ class MockApp:
                 await send_slices(body, send)
         else:  # as the fault's effect sends it (a dropped connection: half an answer)
             await ex.effect.send(ex.status, ex.response, ex.headers, send)
-
-    __call__ = serve

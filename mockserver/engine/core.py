@@ -11,7 +11,8 @@ on a quiet in-memory state runs (app.py); the layers (layers.py: faults before, 
 and request log after; replica.py: a shared state's view, reruns and round trip around) call
 it and never reach into it. The replication layer plugs in at three points only, for a
 request run on a shared state's view (`ex.view`): after routing, the handler step (one
-transaction of the shared log) and a refusal (confirmed first). Nothing here awaits.
+transaction of the shared log) and a refusal (confirmed first), through the `SharedSteps`
+the core is built with (replica.SharedSteps). Nothing here awaits.
 """
 
 from __future__ import annotations
@@ -47,10 +48,10 @@ from .store import Record, Store
 from .validation import RequestValidator
 
 if TYPE_CHECKING:
-    from .sessions import Sessions
+    from .sessions import SessionRegistry
     from .state import MockState
 
-__all__ = ["Core", "UnsupportedPreference"]
+__all__ = ["Core", "SharedSteps", "UnsupportedPreference"]
 
 ERROR_LOGGER = logging.getLogger("mockserver.errors")
 _JSON = (b"content-type", b"application/json")
@@ -62,9 +63,9 @@ class UnsupportedPreference(BadRequest):
     400 itself may be undocumented for that operation)."""
 
 
-class Replication(Protocol):
-    """What the core calls of the replication layer (replica.py) for a request run on a
-    shared state's view (`ex.view` set); never called otherwise."""
+class SharedSteps(Protocol):
+    """What the core calls of the replication layer (replica.SharedSteps) for a request run
+    on a shared state's view (`ex.view` set); never called otherwise."""
 
     def routed(self, ex: Exchange) -> None: ...
 
@@ -79,7 +80,8 @@ class Core:
     self-check) and the server's `services`; `handlers` may be swapped (a planted defect)."""
 
     def __init__(self, spec: Spec, config: Any, handlers: dict[str, Callable[[Context], Any]],
-                 services: Services, default: MockState, sessions: Sessions) -> None:
+                 services: Services, default: MockState, sessions: SessionRegistry,
+                 shared: SharedSteps) -> None:
         self.spec = spec
         self.config = config  # app.Config: strict_params, prefer_header read per request
         self.router = Router(spec)
@@ -91,7 +93,7 @@ class Core:
         self.default = default
         self.sessions = sessions
         self.base_url: str = config.base_url.rstrip("/")
-        self.replica: Replication | None = None  # set by replica.py on a shared state
+        self.shared = shared  # called for a request on a shared state's view only
 
     def base_url_of(self, state: MockState) -> str:
         """Where a state is served (URLs handed out by handlers point there)."""
@@ -122,7 +124,7 @@ class Core:
                                            f"allowed: {allowed}", headers={"Allow": allowed})
                 ex.operation = operation
                 if ex.view is not None:
-                    self.replica.routed(ex)  # type: ignore[union-attr]
+                    self.shared.routed(ex)
                 if ex.header_size > MAX_HEADER_BYTES:
                     raise HeadersTooLarge(
                         f"request headers are larger than {MAX_HEADER_BYTES} bytes")
@@ -163,8 +165,14 @@ class Core:
                         else:
                             payload, pure = self.handle(ex, operation, principal, prefer,
                                                         params, query, body)
+                elif self.selfcheck is not None and ex.method != "GET":
+                    # a write checked inside the shared transaction, before its append: an
+                    # answer the self-check refuses appends nothing (H27, DECISIONS R23)
+                    payload, pure = self.shared.transact(
+                        ex, lambda: self.checked(ex, operation, principal, prefer, params,
+                                                 query, body))
                 else:
-                    payload, pure = self.replica.transact(  # type: ignore[union-attr]
+                    payload, pure = self.shared.transact(
                         ex, lambda: self.handle(ex, operation, principal, prefer, params,
                                                 query, body))
                 if isinstance(payload, Deferred):  # a custom tool's run: it takes time
@@ -198,25 +206,16 @@ class Core:
         store: an answer the self-check refuses (or any exception) takes back what the write
         changed, so a 500 never leaves the state changed (DECISIONS H27); a session's write
         that leaves the sessions holding more than their memory cap is taken back and
-        refused 507 (H37). The store's lock is held."""
+        refused 507 (H37). The store's lock is held. (On a shared state the shared log's
+        transaction takes it back: `checked` runs inside it.)"""
         state = ex.state
         store = state.store
         if store.in_transaction:
-            return self.handle(ex, operation, principal, prefer, path, query, body)
+            return self.checked(ex, operation, principal, prefer, path, query, body)
         store.begin()
         try:
-            payload, pure = self.handle(ex, operation, principal, prefer, path, query, body)
-            if isinstance(payload, Deferred):
-                # A custom tool's run: it changed nothing, and Core.complete self-checks its
-                # answer once it has run.
-                store.end()
-                return payload, pure
-            if self.selfcheck is not None:
-                encoded = orjson.dumps(payload)
-                self.selfcheck.check(
-                    operation, operation.success_status, encoded,
-                    {"content-type": "application/json", "content-length": str(len(encoded))})
-            if state is not self.default:
+            result = self.checked(ex, operation, principal, prefer, path, query, body)
+            if state is not self.default and store.pending:  # what it changed: admitted?
                 self.sessions.check_held(state)
         except BaseException:
             changes = store.end()
@@ -224,7 +223,23 @@ class Core:
                 store.undo(changes)
             raise
         store.end()
+        return result
+
+    def checked(self, ex: Exchange, operation: Operation, principal: Principal,
+                prefer: str | None, path: dict[str, Any], query: dict[str, Any],
+                body: Any) -> tuple[Any, Pure | None]:
+        """`handle`, and the self-check of the answer it makes (ResponseContractViolation:
+        the caller's transaction takes the write back). A custom tool's run changed nothing:
+        `Core.complete` self-checks its answer once it has run."""
+        payload, pure = self.handle(ex, operation, principal, prefer, path, query, body)
+        selfcheck = self.selfcheck
+        if selfcheck is not None and not isinstance(payload, Deferred):
+            encoded = orjson.dumps(payload)
+            selfcheck.check(
+                operation, operation.success_status, encoded,
+                {"content-type": "application/json", "content-length": str(len(encoded))})
         return payload, pure
+
     def complete(self, ex: Exchange) -> None:
         """Answer `ex`'s deferred payload (`Core.answer` left it in `ex.deferred`): run it,
         encode and self-check the answer. Blocking: the pipeline calls it in a worker thread,
@@ -283,7 +298,7 @@ class Core:
         if ex.view is not None and error.status_code != 503:
             # Refused on a shared state's copy (an unknown token, record or path): first
             # confirm that copy was current, else run again (StaleRead).
-            error = self.replica.refused(ex, error)  # type: ignore[union-attr]
+            error = self.shared.refused(ex, error)
         body = error_body(error)
         # Not answers of the operation: a refused preference, shared state unreachable.
         check = not isinstance(error, UnsupportedPreference) and error.status_code != 503

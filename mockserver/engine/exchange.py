@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl
 
 from starlette.requests import ClientDisconnect
-from starlette.types import Receive, Scope
+from starlette.types import Receive, Scope, Send
 
 from .errors import BadRequest, PayloadTooLarge, UnsupportedMediaType
 
@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from .state import MockState
 
 __all__ = ["MAX_HEADER_BYTES", "Exchange", "RawHeaders", "decode_body", "header",
-           "json_headers", "parse_query", "read_body", "scan_headers"]
+           "json_headers", "parse_query", "read_body", "scan_headers", "send_answer"]
 
 RawHeaders = list[tuple[bytes, bytes]]
 Scanned = tuple[str | None, str | None, int, str | None, int]
@@ -225,3 +225,14 @@ async def read_body(ex: Exchange, receive: Receive, limit: int) -> None:
         ex.body = body
     except Exception as exc:
         ex.body_error = exc
+
+
+async def send_answer(ex: Exchange, send: Send) -> None:
+    """Send `ex`'s answer as two ASGI messages, or as its fault's effect sends it (a dropped
+    connection: half an answer). (`app.LocalRunner.serve` has these lines inline.)"""
+    if ex.effect is None:
+        await send({"type": "http.response.start", "status": ex.status,
+                    "headers": ex.headers})
+        await send({"type": "http.response.body", "body": ex.response})
+    else:
+        await ex.effect.send(ex.status, ex.response, ex.headers, send)

@@ -11,17 +11,32 @@ rules, no journal and no request log runs the bare core.
 
 from __future__ import annotations
 
+from collections.abc import Awaitable
+from typing import Protocol
+
+from starlette.types import Receive, Scope, Send
+
 from .core import Core
-from .exchange import Exchange
+from .exchange import Exchange, Scanned
 from .faults import FaultRule
 from .journal import Observed
 from .requestlog import REQUEST_LOGGER, log_request
 
-__all__ = ["Layers"]
+__all__ = ["Layers", "Runner"]
 
 # Requests a browser makes on its own (icons, robots, well-known probes): answered, but never
 # journaled, so the inspector shows what clients sent.
 _NOISE_PREFIXES = ("/favicon", "/apple-touch-icon", "/robots.txt", "/.well-known/")
+
+
+class Runner(Protocol):
+    """The pipeline's route for one API request (`MockApp.serve` is its runner's `serve`):
+    read the body, the layers and the core, send. In memory `app.LocalRunner` runs them
+    inline; on a shared state `replica.Replica` runs the same layers and core around a
+    view of the shared log."""
+
+    def serve(self, scope: Scope, receive: Receive, send: Send,
+              scanned: Scanned | None = None) -> Awaitable[None]: ...
 
 
 class Layers:

@@ -1,10 +1,13 @@
 """The pipeline's replication layer: a request on a state shared through Redis (replication/),
 around the same core (core.py) an in-memory request runs.
 
-Every call the pipeline makes of a shared state is here, through the state's methods only
-(`view`, `confirm`, `transaction`, `settle`, `run`, `off_loop`, `take_fault`,
-`record_request`, `use_cursors`); the core calls this layer at three points for a request
-run on a view (`Core.replica`: `routed`, `transact`, `refused`), and nothing else of the
+`Replica` is the runner (layers.Runner) of a mock whose state is shared; `app.LocalRunner` is
+the in-memory one; `MockApp.serve` is the runner's `serve`, chosen once when the mock is
+built. Every call the pipeline makes of a shared state is through the state's replication
+port (ports.Replication: `view`, `confirm`, `transaction`, `settle`, `run`, `off_loop`,
+declared by `MockState` with its in-memory behaviour), `take_fault` and `record_request`;
+the core calls `SharedSteps` at three points for a request run on a view (`routed`,
+`transact`, `refused`: passed to the `Core` when it is built), and nothing else of the
 pipeline knows Redis. Around the core:
 
     fault (drawn through the shared log, once per request, whatever reruns)
@@ -28,20 +31,23 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from starlette.types import Receive, Scope, Send
+
 from .core import Core, Pure
 from .errors import ApiError, StaleRead
-from .exchange import Exchange, json_headers
+from .exchange import Exchange, Scanned, json_headers, read_body, send_answer
 from .journal import Observed
 from .layers import Layers
 from .responses import error_body, message_body
 
 if TYPE_CHECKING:
-    from .pagination import CursorCodec
-    from .sessions import Sessions
+    from .sessions import SessionRegistry
     from .state import MockState
+    from .storage import StorageKeys
 
-__all__ = ["MAX_RERUNS", "Replica", "shared_sessions", "shared_state"]
+__all__ = ["MAX_RERUNS", "Replica", "SharedSteps", "shared_sessions", "shared_state"]
 
+_BODY_METHODS = frozenset(("POST", "PUT", "PATCH", "DELETE"))  # read before the layers run
 MAX_RERUNS = 64  # runs of one request on a shared state's stale copy before it answers 503
 
 
@@ -57,32 +63,71 @@ def shared_state(config: Any, **parts: Any) -> MockState:
     return state
 
 
-def shared_sessions(state: MockState, config: Any, caps: dict[str, Any]) -> Sessions:
-    """The sessions and snapshots of a shared mock, kept in Redis too (replication/sessions.py)."""
+def shared_sessions(state: MockState, config: Any, caps: dict[str, Any],
+                    keys: StorageKeys) -> SessionRegistry:
+    """The sessions and snapshots of a shared mock, kept in Redis too (replication/sessions.py);
+    `keys` seal each session's ids and file URLs."""
     from .replication.sessions import SharedSessions
+    from .replication.state import SharedMockState
 
-    return SharedSessions(state, journal_size=config.journal_size,  # type: ignore[arg-type]
+    assert isinstance(state, SharedMockState)  # made by `shared_state` above
+    return SharedSessions(state, storage_keys=keys, journal_size=config.journal_size,
                           journal_bytes=config.journal_bytes,
                           response_cache=config.response_cache, **caps)
 
 
-class Replica:
-    """The replication layer of one mock (see the module docstring)."""
+class SharedSteps:
+    """What the core calls for a request run on a shared state's view (`ex.view` set;
+    core.SharedSteps): passed to the `Core` when it is built, never called in memory."""
 
-    def __init__(self, core: Core, layers: Layers, state: MockState,
-                 cursors: CursorCodec, shared_cursors: bool) -> None:
+    def routed(self, ex: Exchange) -> None:
+        """Its round trip to Redis waits: for a write's append, else for its answer (with
+        its journal entry)."""
+        ex.view.deferrable = True
+
+    def transact(self, ex: Exchange, step: Callable[[], tuple[Any, Pure | None]]
+                 ) -> tuple[Any, Pure | None]:
+        """The handler step as one entry of the shared log (caught up at the request's
+        start), which may run `step` again."""
+        return ex.state.transaction(step, fresh=False, view=ex.view)
+
+    def refused(self, ex: Exchange, error: ApiError) -> ApiError:
+        """A refusal on the worker's copy (an unknown token, record or path): that copy
+        confirmed current first (one round trip; else StaleRead), or the 503 of an
+        unreachable Redis."""
+        try:
+            ex.state.confirm(ex.view)
+        except ApiError as unavailable:
+            return unavailable
+        return error
+
+
+class Replica:
+    """The replication layer of one mock, its runner (layers.Runner; see the module
+    docstring)."""
+
+    def __init__(self, core: Core, layers: Layers) -> None:
         self.core = core
         self.layers = layers
-        core.replica = self
-        if shared_cursors:  # signed with the namespace's secret, kept in Redis: good on
-            state.use_cursors(cursors)  # type: ignore[attr-defined]  # every worker
+        self.config = core.config
 
     # -- around the core ------------------------------------------------------------------------
 
-    async def serve(self, ex: Exchange) -> None:
+    async def serve(self, scope: Scope, receive: Receive, send: Send,
+                    scanned: Scanned | None = None) -> None:
+        """Answer one API request on a shared state: its body, its fault, the core on a
+        view, its journal entry and round trip, reruns; the request log line; the answer."""
+        state: MockState = scope.get("mock.state") or self.core.default
+        ex = Exchange(scope, state, time.perf_counter(), scanned)
+        if ex.method in _BODY_METHODS:
+            await read_body(ex, receive, self.config.max_body_bytes)
+        await self.answer(ex)
+        await send_answer(ex, send)
+
+    async def answer(self, ex: Exchange) -> None:
         """Answer `ex` on a shared state: its fault, the core on a view, its journal entry
         and round trip, reruns; the request log line."""
-        state: Any = ex.state
+        state = ex.state
         reruns = 0
         drawn = False
         while True:
@@ -112,7 +157,7 @@ class Replica:
 
     async def once(self, ex: Exchange) -> float:
         """One run of `ex` (StaleRead: run it again); its latency so far."""
-        state: Any = ex.state
+        state = ex.state
         ex.view = None
         if ex.effect is None or not self.layers.injected(ex):
             await state.run(self.viewed, ex, scope=ex.scope, inline=ex.method == "GET")
@@ -131,7 +176,7 @@ class Replica:
     def viewed(self, ex: Exchange) -> None:
         """The core on the worker's copy as it is now (`ex.view`: where the worker is in the
         log), confirmed in the request's one round trip to Redis (with the rate-limit hit)."""
-        ex.view = ex.state.view()  # type: ignore[attr-defined]
+        ex.view = ex.state.view()
         self.core.answer(ex)
 
     async def settle(self, ex: Exchange, entry: Observed | None) -> bool:
@@ -139,9 +184,8 @@ class Replica:
         StaleRead), counts it and records its journal `entry`; whether it answered instead:
         the 429 when the count is over the limit, the 503 when Redis is unreachable (the
         entry then not recorded), a 500 for a bug."""
-        state: Any = ex.state
         try:
-            over: ApiError | None = await state.settle(ex.view, entry)
+            over: ApiError | None = await ex.state.settle(ex.view, entry)
         except StaleRead:
             raise
         except ApiError as unavailable:  # Redis unreachable: 503, as any request answers
@@ -159,28 +203,3 @@ class Replica:
                             {k.decode("latin-1"): v.decode("latin-1") for k, v in headers})
         ex.answer(over.status_code, body, headers)
         return True
-
-    # -- what the core calls (Core.replica) -----------------------------------------------------
-
-    def routed(self, ex: Exchange) -> None:
-        """Its round trip to Redis waits: for a write's append, else for its answer (with
-        its journal entry)."""
-        ex.view.deferrable = True
-
-    def transact(self, ex: Exchange, step: Callable[[], tuple[Any, Pure | None]]
-                 ) -> tuple[Any, Pure | None]:
-        """The handler step as one entry of the shared log (caught up at the request's
-        start), which may run `step` again."""
-        result: tuple[Any, Pure | None] = ex.state.transaction(  # type: ignore[attr-defined]
-            step, fresh=False, view=ex.view)
-        return result
-
-    def refused(self, ex: Exchange, error: ApiError) -> ApiError:
-        """A refusal on the worker's copy (an unknown token, record or path): that copy
-        confirmed current first (one round trip; else StaleRead), or the 503 of an
-        unreachable Redis."""
-        try:
-            ex.state.confirm(ex.view)  # type: ignore[attr-defined]
-        except ApiError as unavailable:
-            return unavailable
-        return error

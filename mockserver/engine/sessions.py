@@ -59,17 +59,17 @@ import secrets
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from .errors import ApiError, BadRequest, Conflict, NotFound
 from .exchange import SESSION_HEADER
 from .state import MockState, Settings, StateSnapshot
 
-__all__ = ["DEFAULT_SESSION", "SESSION_HEADER", "SESSION_PREFIX", "SessionLimit", "Sessions",
-           "split_session_path"]
+__all__ = ["DEFAULT_SESSION", "SESSION_HEADER", "SESSION_PREFIX", "SessionDescription",
+           "SessionLimit", "SessionRegistry", "Sessions", "split_session_path"]
 
 DEFAULT_SESSION = "default"
 SESSION_PREFIX = "/sessions/"
@@ -168,8 +168,82 @@ class SessionInfo:
                 "idle_seconds": round(time.monotonic() - self.last_used, 3)}
 
 
+class SessionDescription(Protocol):
+    """A session as the registry describes it (`sessions.SessionInfo`,
+    `replication/sessions.SharedSessionInfo`)."""
+
+    name: str
+    created_at: str
+    forked_from: str | None
+
+    @property
+    def state(self) -> MockState: ...
+
+    def to_dict(self, record_bytes: int) -> dict[str, Any]: ...
+
+
+class SessionRegistry(Protocol):
+    """The sessions and snapshots of one server (`sessions.Sessions`, the in-memory one;
+    `replication/sessions.SharedSessions`, the registry in Redis)."""
+
+    @property
+    def default(self) -> MockState: ...
+
+    max_sessions: int
+    max_change_bytes: int
+    idle_seconds: float
+    create_on_use: bool
+    record_bytes: int
+
+    def resolve(self, name: str, create: bool = True) -> MockState: ...
+
+    def resolve_on_loop(self, name: str, create: bool = True) -> MockState | None: ...
+
+    def create(self, name: str | None = None, *, snapshot: str | None = None,
+               settings: Settings | None = None) -> SessionDescription: ...
+
+    def get(self, name: str) -> SessionDescription | None: ...
+
+    def state(self, name: str) -> MockState: ...
+
+    def names(self) -> list[str]: ...
+
+    def all(self) -> Sequence[SessionDescription]: ...
+
+    def __len__(self) -> int: ...
+
+    def delete(self, name: str) -> None: ...
+
+    def clear(self) -> int: ...
+
+    def expire_idle(self, now: float | None = None) -> list[str]: ...
+
+    def save_snapshot(self, name: str, session: str = ..., *,
+                      replace: bool = False) -> StateSnapshot: ...
+
+    def snapshot(self, name: str) -> StateSnapshot: ...
+
+    def snapshots(self) -> list[dict[str, Any]]: ...
+
+    def describe_snapshot(self, snap: StateSnapshot) -> dict[str, Any]: ...
+
+    def delete_snapshot(self, name: str) -> None: ...
+
+    def change_bytes(self) -> int: ...
+
+    def held_bytes(self) -> int: ...
+
+    def check_room(self, state: MockState, extra_bytes: int) -> None: ...
+
+    def admit(self, state: MockState, run: Callable[[], T]) -> T: ...
+
+    def check_held(self, state: MockState) -> None: ...
+
+
 class Sessions:
-    """The sessions of one server, and its snapshots. Thread-safe."""
+    """The sessions of one server, and its snapshots, in this process (the in-memory
+    `SessionRegistry` above; replication/sessions.py's `SharedSessions` is the one in
+    Redis). Thread-safe."""
 
     def __init__(
         self,
@@ -224,6 +298,10 @@ class Sessions:
             info.trimmed_at = recorded
             self._trim_journal(info, now)
         return state
+
+    def resolve_on_loop(self, name: str, create: bool = True) -> MockState:
+        """`resolve`: in memory it never waits (a shared registry may, and answers None)."""
+        return self.resolve(name, create)
 
     # -- sessions -----------------------------------------------------------------------------
 
@@ -389,8 +467,8 @@ class Sessions:
         """Run a session's write (`run`) as one transaction of its store, admitted on what
         the sessions hold once it is done: past the cap, everything it changed (records,
         files) is taken back and it is refused (507). The default session and shared-state
-        sessions (capped in replication/sessions.py) run `run()` as it is."""
-        if state is self.default or state.replicated:
+        sessions (capped in replication/sessions.py: another registry) run `run()` as it is."""
+        if state is self.default:
             return run()
         store = state.store
         with store.lock:
@@ -416,7 +494,7 @@ class Sessions:
         """After a session's write, before it is kept (inside its transaction): 507 when
         what the sessions hold now is past the cap, by a single byte (the caller takes the
         write back). Counted now, never an estimate refreshed by time (H35, H37)."""
-        if state is self.default or state.replicated:
+        if state is self.default:
             return
         held = self.held_bytes()
         if held > self.max_change_bytes:
@@ -427,7 +505,7 @@ class Sessions:
         """Before a session's upload is stored: refused (507, nothing written) when its
         `extra_bytes` alone would take the sessions past the memory cap (`admit` then
         decides on the file and its records together). The default session is not capped."""
-        if state is self.default or state.replicated:  # (Redis: caps in replication/sessions.py)
+        if state is self.default:
             return
         # Counted now, not the estimate of up to `memory_check_interval` ago: an admission
         # never depends on timing (DECISIONS H35: a stale estimate refused an upload under
@@ -442,8 +520,6 @@ class Sessions:
         being answered): journals never hold the cap's memory for long. Called by `resolve`
         only when the journal gained entries since its last call."""
         state = info.state
-        if state.replicated:
-            return
         # The estimate follows the journal's growth byte for byte (no clock decides when a
         # journal past the cap gives way: DECISIONS H35); the walk over every session runs
         # when the estimate reaches the cap, or at most every `memory_check_interval`.
@@ -457,3 +533,7 @@ class Sessions:
             held -= state.journal.drop_oldest(excess)
         self._held = (checked_at, held)
         info.journal_bytes = state.journal.kept_bytes
+
+
+if TYPE_CHECKING:  # the in-memory implementation of the port above
+    _PORT: type[SessionRegistry] = Sessions

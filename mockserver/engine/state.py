@@ -45,6 +45,19 @@ transaction (`Store.begin`/`end`: the records written and how to undo them, the 
 and timestamp floor, uploaded bytes attached with `Store.attach`), which replication appends
 as one `Write`; the cache version moves with every write as before. The parts have
 `export()`/`restore()` (store, clock, faults, files): `MockState.export()` is a `Checkpoint`.
+
+The ports (ports.py)
+--------------------
+
+What differs between a state in this process and one shared through Redis is a port: the
+journal (`JournalPort`) and the rate limiter (`LimiterPort`), passed in when the state is
+built (`parts`: in memory `memory_parts`; a shared state builds Redis's with its log), and
+the replication port (`Replication`), which `MockState` declares with its in-memory behaviour
+(`off_loop` and `run` call at once, `transaction` holds the store's lock, `view` is None,
+`confirm`, `sync`, `use_cursors` and `close` do nothing, `check_local` refuses nothing) and
+replication's `SharedMockState` implements over Redis. mypy checks each implementation against
+its port (the `type[...]` assignments at the end of this module and of replication/). So the
+pipeline and the callers outside the engine hold a `MockState` and never ask which kind.
 """
 
 from __future__ import annotations
@@ -56,7 +69,7 @@ import time
 from collections.abc import Callable, Hashable, Iterator, Mapping, MutableMapping
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 from ..data.fixtures import Dataset
 from ..data.tables import TABLES
@@ -74,16 +87,20 @@ from .commands import (
     TakeFault,
     Write,
 )
-from .errors import Conflict, Forbidden, NotFound
+from .errors import Conflict, Forbidden, NotFound, TooManyRequests
 from .faults import FaultRule, Faults
 from .journal import MAX_JOURNAL_BYTES, Journal, Observed
+from .ports import JournalPort, LimiterPort, Replication
 from .progression import MOCK_TABLE, fire_crons
 from .ratelimit import RateLimiter
 from .replies import deliver_due
 from .storage import FileStore, StorageKeys
 from .store import Base, Record, Seed, Snapshot, Store
 
-__all__ = ["KEEP", "KEY_FIELDS", "MockState", "Settings", "Shared", "StateSnapshot"]
+if TYPE_CHECKING:
+    from .pagination import CursorCodec
+
+__all__ = ["KEEP", "KEY_FIELDS", "MockState", "Parts", "Settings", "Shared", "StateSnapshot"]
 
 # The internal `_mock` table holds a session's progression modes and scripts (progression.py).
 KEY_FIELDS = {**{name: t.key for name, t in TABLES.items()}, MOCK_TABLE: "id"}
@@ -155,6 +172,21 @@ class StateSnapshot:
 T = TypeVar("T")
 
 
+class Parts(NamedTuple):
+    """The parts a state holds that are not replicated by commands: in memory, in this
+    process (`memory_parts`); on a shared state, Redis structures used in place
+    (replication/parts.py), built by the shared state's `parts` function."""
+
+    journal: JournalPort
+    limiter: LimiterPort
+
+
+def memory_parts(state: MockState, journal_size: int, journal_bytes: int) -> Parts:
+    """A state's journal and rate limiter in this process."""
+    return Parts(Journal(journal_size, journal_bytes),
+                 RateLimiter(state.clock, state.settings.rate_limit))
+
+
 class MockState:
     """One mock's state: see the module docstring. Read the parts; change them by methods.
 
@@ -162,9 +194,9 @@ class MockState:
     store base it starts from and resets to (the shared seed, or a `StateSnapshot`'s).
     """
 
-    # A worker's copy of a state shared through Redis (replication's SharedMockState): the
-    # pipeline takes its view() as a request starts, confirms it (count_request, confirm)
-    # and runs handlers in its transaction().
+    # A worker's copy of a state shared through Redis (replication's SharedMockState): told
+    # to tests and diagnostics; no caller branches on it (the replication port below answers
+    # every difference, and the mock's runner is chosen when it is built).
     replicated = False
     # A variation plan at work (mockserver/robust/runtime.py's Variations), None: faithful
     # answers. Set and cleared by the methods below; a reset clears it.
@@ -173,9 +205,10 @@ class MockState:
     # server's default (`Config.run_tool_code`). The pytest plugin sets it per test.
     run_tool_code: bool | None = None
 
-    # -- how callers outside the pipeline run state operations (the same on every state) ----
-    # In memory both are immediate; a shared state (replication's SharedMockState) catches up
-    # with the other workers and calls Redis off the event loop. Callers never choose.
+    # -- the replication port (ports.Replication): how the state's operations reach the ----
+    # other workers. In memory there are none: each is immediate or does nothing; a shared
+    # state (replication's SharedMockState) catches up with the other workers and calls
+    # Redis off the event loop. Callers never choose.
 
     def sync(self) -> None:
         """Apply what other workers changed (a shared state's; nothing to do in memory)."""
@@ -187,6 +220,49 @@ class MockState:
         `scope`: the request's, for a shared state's ticket."""
         return fn(*args)
 
+    async def run(self, fn: Callable[..., T], *args: Any, scope: MutableMapping[str, Any],
+                  inline: bool) -> T:
+        """`fn(*args)` for a request (a shared state's pipeline: on the loop for a read when
+        it can, else off it): here, at once."""
+        return fn(*args)
+
+    def view(self) -> Any:
+        """What a request starting now reads of a shared log (None: no log here)."""
+        return None
+
+    def confirm(self, view: Any) -> None:
+        """Confirm a request read the present (a shared state's round trip; nothing here)."""
+
+    async def settle(self, view: Any, entry: Observed | None) -> TooManyRequests | None:
+        """A shared read's deferred round trip (nothing here: never called in memory)."""
+        return None
+
+    def transaction(self, fn: Callable[[], T], *, fresh: bool = True, view: Any = None) -> T:
+        """`fn()` as one write of the state: under the store's lock (a shared state appends
+        its writes to the log as one entry, and may run it again)."""
+        with self.store.lock:
+            return fn()
+
+    def use_cursors(self, codec: CursorCodec) -> None:
+        """Sign cursors with a key every worker shares (a shared state's; nothing here)."""
+
+    def use_storage_keys(self, keys: StorageKeys) -> None:
+        """Seal the default state's ids and file URLs with `keys` (a shared state first
+        derives them from the namespace's secret, so every worker's URLs verify on all)."""
+        self.seal(keys, keys.scope(""))
+
+    def check_local(self, what: str) -> None:
+        """Refuse (409 naming why) what needs a state held in this process only; nothing to
+        refuse here."""
+
+    @property
+    def namespace(self) -> str | None:
+        """The Redis namespace a shared state is one worker's copy of (None in memory)."""
+        return None
+
+    def close(self, *, drop: bool = False) -> None:
+        """Release what the state holds outside this process (nothing in memory)."""
+
     def __init__(
         self,
         shared: Shared | Dataset,
@@ -197,7 +273,10 @@ class MockState:
         journal_size: int = 1000,
         journal_bytes: int = MAX_JOURNAL_BYTES,
         response_cache: int = 256,
+        parts: Callable[[MockState], Parts] | None = None,
     ) -> None:
+        """`parts`: builds the journal and rate limiter the state holds (after its clock and
+        store); None: in this process (`memory_parts`)."""
         if isinstance(shared, Dataset):
             shared = Shared(shared)
         self.name = name
@@ -205,8 +284,10 @@ class MockState:
         self.shared = shared
         self.clock = Clock(frozen_at=settings.frozen_clock, offset_ms=settings.clock_offset_ms)
         self.store = Store(base or shared.seed, clock=self.clock, seed=settings.seed)
-        self.limiter = RateLimiter(self.clock, settings.rate_limit)
-        self.journal = Journal(journal_size, journal_bytes)
+        made = (memory_parts(self, journal_size, journal_bytes) if parts is None
+                else parts(self))
+        self.journal: JournalPort = made.journal
+        self.limiter: LimiterPort = made.limiter
         self.faults = Faults(settings.seed)
         self.cache = ResponseCache(response_cache)
         self.files = FileStore()  # bytes of uploaded files (storage.py)
@@ -553,3 +634,9 @@ class MockState:
             self.files.put(storage_id, content)
             store.attach(storage_id, content)  # with the write, when it is replicated
         return storage_id
+
+
+if TYPE_CHECKING:  # the in-memory implementations of the ports (ports.py)
+    _REPLICATION: type[Replication] = MockState
+    _JOURNAL: type[JournalPort] = Journal
+    _LIMITER: type[LimiterPort] = RateLimiter

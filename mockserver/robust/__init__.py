@@ -20,7 +20,9 @@ connection), else runs the core (self-checked as usual) with a paging item's que
 rewritten, adds the extra fields of the records the body holds, self-checks the result with
 exactly those fields removed, and leaves the indexes of the items that varied it for the
 journal entry (`Exchange.varied`).
-Sessions without a plan never reach this code. The pytest marker runs the test's body under
+Sessions without a plan never reach this code. Plans are held in one process: on a state
+shared through Redis a PUT answers 409 saying why (`control.LOCAL_ONLY`, asked of the state
+by `MockState.check_local`; DECISIONS V11). The pytest marker runs the test's body under
 hypothesis, `MockState.reset_over`-ing the session to a snapshot taken when the body starts before
 each example.
 The CLI (`cli.py`) drives the same control API from outside, for a command in any language:

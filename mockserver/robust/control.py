@@ -12,21 +12,25 @@ from __future__ import annotations
 from typing import Any
 
 from ..engine.app import MockApp
-from ..engine.errors import BadRequest, Conflict
+from ..engine.errors import BadRequest
 from ..engine.state import MockState
 from .catalogue import catalogue_for
 from .plan import check_plan, draw_plan
 from .runtime import Variations
 
-__all__ = ["clear_variations", "get_variations", "set_variations", "vary"]
+__all__ = ["LOCAL_ONLY", "clear_variations", "get_variations", "set_variations", "vary"]
+
+# Why a plan needs a state held in one process (the 409 on a shared state says it; V11).
+LOCAL_ONLY = ("variations (a plan is held by the worker that set it, and its content items "
+              "rewrite that worker's records in place, outside the shared log: the other "
+              "workers would answer faithfully, and a rerun on a caught-up copy would lose "
+              "them)")
 
 
 def vary(mock: MockApp, state: MockState, body: dict[str, Any]) -> Variations:
     """Set a plan on a state from a control body: `{"seed", "kinds"?, "operations"?,
     "size"?}` draws one, `{"plan": [...]}` takes that one. Returns the plan at work."""
-    if state.replicated:
-        raise Conflict("variations: not supported on a mock whose state is shared through "
-                       "Redis (--state); use an in-memory mock")
+    state.check_local(LOCAL_ONLY)  # 409 on a state shared through Redis (DECISIONS V11)
     catalogue = catalogue_for(mock.spec)
     has_seed, has_plan = "seed" in body, "plan" in body
     if has_seed == has_plan:

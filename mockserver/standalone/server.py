@@ -4,8 +4,6 @@ storage routes beside it."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import Response
@@ -24,7 +22,6 @@ from ..engine.errors import (
 from ..engine.exchange import Scanned, header, json_headers, scan_headers
 from ..engine.responses import error_body, error_response
 from ..engine.sessions import SESSION_PREFIX, split_session_path
-from ..engine.state import MockState
 from .guard import allowed_host_names, check_browser, may_create_sessions
 from .storage import MAX_UPLOAD_BYTES
 
@@ -63,12 +60,11 @@ class Application:
                 try:
                     create = not self.gated_creation or may_create_sessions(
                         self.mock.config, scope)
-                    if self.mock.state.replicated:  # a look-up in Redis: off the event loop
-                        scope["mock.state"] = await self._shared_session(name, scope, create)
-                    elif create:
-                        scope["mock.state"] = self.mock.sessions.resolve(name)
-                    else:
-                        scope["mock.state"] = self.mock.sessions.resolve(name, create=False)
+                    state = self.mock.sessions.resolve_on_loop(name, create)
+                    if state is None:  # a look-up in Redis: off the event loop
+                        state = await self.mock.state.off_loop(
+                            self.mock.sessions.resolve, name, create, scope=scope)
+                    scope["mock.state"] = state
                 except ApiError as error:
                     body = error_body(error)
                     await send({"type": "http.response.start", "status": error.status_code,
@@ -101,18 +97,6 @@ class Application:
         elif scope["type"] != "lifespan":
             return  # an ASGI scope this server does not know: nothing to answer it with
         await self.starlette(scope, receive, send)
-
-
-    async def _shared_session(self, name: str, scope: Scope, create: bool) -> MockState:
-        """A session of a shared mock: as materialised on this worker, else looked up in
-        Redis in one of the worker's threads (shared.py: the event loop never waits)."""
-        sessions: Any = self.mock.sessions
-        found: MockState | None = sessions.materialised(name)
-        if found is not None:
-            return found
-        state: Any = self.mock.state
-        resolved: MockState = await state.off_loop(sessions.resolve, name, create, scope=scope)
-        return resolved
 
 
 async def _refuse(send: Send, error: ApiError) -> None:

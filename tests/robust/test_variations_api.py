@@ -245,4 +245,6 @@ def test_a_mock_on_shared_state_refuses_variations(redis_server: Any) -> None:
     with TestClient(create_app(mock=shared)) as api:
         response = api.put("/__mock__/variations", json={"seed": 1})
         assert response.status_code == 409 and "Redis" in response.json()["error"]
+        # It says why (DECISIONS V11), asked of the state, not of its kind in robust/.
+        assert "held by the worker that set it" in response.json()["error"]
         assert api.get("/__mock__/variations").json()["plan"] == []

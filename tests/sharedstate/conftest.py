@@ -51,9 +51,7 @@ class Workers:
         for client in self.clients:
             client.close()
         for mock in self.mocks:
-            state: Any = mock.state
-            if state.replicated:
-                state.log.close()
+            mock.state.close()  # the worker's connection
 
 
 @pytest.fixture

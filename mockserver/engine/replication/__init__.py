@@ -13,7 +13,7 @@ Shared state (`engine/replication/`): several workers as one mock
 
 | module | what it is |
 |---|---|
-| `state.py` | `SharedMockState`: `submit` appends a command and applies the log up to it; what the pipeline calls around a request (`view`, `confirm`, `settle`, `count_request`, `transaction`, `run`, `off_loop`, `sync`) |
+| `state.py` | `SharedMockState`: `submit` appends a command and applies the log up to it; built with Redis's journal and rate limiter (`parts`, ports.py); the Redis implementation of the replication port `MockState` declares (`view`, `confirm`, `settle`, `count_request`, `transaction`, `run`, `off_loop`, `sync`, `use_cursors`, `use_storage_keys`, `check_local`, `close`) |
 | `transport.py` | `Connection`: a worker's one connection and its calls (one write, one read; `post`; failures and tickets), `off_loop`, `StateUnavailable` (503) |
 | `batch.py` | `ReadBatches`: the round trips of the reads answered in one turn of the event loop, in one write and one read (R18) |
 | `log.py` | `SharedLog`: one log's place (the default's or a session's, over the same connection), catching up (decode, `MockState.apply`), a request's one round trip, transactions (the store's `Changes` appended as a `Write`, undone when they lose), compaction |
@@ -98,8 +98,8 @@ log (`SharedLog._rebuild`). Cursors are signed with the namespace's secret (`met
 Sessions and snapshots under shared state (`replication/sessions.py`)
 ---------------------------------------------------------------------
 
-`MockApp` builds a `SharedSessions` (the `Sessions` interface over Redis) when its state is
-shared. A session is a `SessionState`: the shared state above over the session's own keys
+`MockApp` builds a `SharedSessions` (the engine's `sessions.SessionRegistry` port over Redis)
+when its state is shared. A session is a `SessionState`: the shared state above over the session's own keys
 (`session:{name}:…`), sharing the default's Redis connection, with its store a copy-on-write
 layer over the shared seed, or over the `Snapshot` it was forked from. A worker materialises a
 session the first time a request names it (`resolve`: one `HGET` of the registry, then a

@@ -128,7 +128,7 @@ class ReadBatches:
                 settled.append((future, None, StaleRead()))
             except self.connection.response_error as exc:
                 settled.append((future, None, self.connection.unavailable(exc)))
-            except (ApiError, *self.connection.redis_errors) as exc:  # type: ignore[misc]
+            except self.connection.failing as exc:  # (ApiError, *redis_errors)
                 settled.append((future, None, exc if isinstance(exc, ApiError)
                                 else self.connection.unavailable(exc)))
             else:

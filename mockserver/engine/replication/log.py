@@ -179,6 +179,8 @@ class SharedLog:
         self.connection = connection
         self.client = self.connection.client
         self.redis_errors = self.connection.redis_errors
+        self.unreachable: tuple[type[BaseException], ...] = (StateUnavailable,
+                                                             *self.redis_errors)
         # Datasets are the namespace's (content-addressed, shared by its sessions).
         self.datasets_prefix = f"mock:{{{namespace}}}:dataset:"
         prefix = prefix or f"mock:{{{namespace}}}:"
@@ -255,7 +257,7 @@ class SharedLog:
                 self.connection.load_scripts()
                 self.read_secret()
             self.catch_up()
-        except (StateUnavailable, *self.redis_errors) as exc:  # type: ignore[misc]
+        except self.unreachable as exc:  # (StateUnavailable, *redis_errors)
             raise SharedStateError(f"cannot reach Redis at {self.url}: {exc}") from None
         stored = {raw[i].decode(): raw[i + 1].decode() for i in range(0, len(raw), 2)}
         for name, value in settings.items():

@@ -7,6 +7,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Iterable, Iterator, MutableMapping
+from typing import TYPE_CHECKING
 
 import orjson
 
@@ -180,6 +181,11 @@ class RedisJournal:
     def kept_bytes(self) -> int:
         return int(self.shared.command("HGET", self.shared.keys["jmeta"], "bytes") or 0)
 
+    @property
+    def recorded(self) -> int:
+        """The last entry's `seq` (numbered by Redis)."""
+        return int(self.shared.command("HGET", self.shared.keys["jmeta"], "seq") or 0)
+
     def __len__(self) -> int:
         return int(self.shared.command("LLEN", self.shared.keys["journal"]))
 
@@ -214,3 +220,10 @@ class RedisJournal:
     def drop_oldest(self, nbytes: int) -> int:
         """Nothing to free in this process (the entries are Redis's)."""
         return 0
+
+
+if TYPE_CHECKING:  # the Redis implementations of the engine's ports (ports.py)
+    from ..ports import JournalPort, LimiterPort
+
+    _JOURNAL: type[JournalPort] = RedisJournal
+    _LIMITER: type[LimiterPort] = RedisRateLimiter

@@ -36,7 +36,7 @@ import time
 import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import orjson
 
@@ -44,7 +44,8 @@ from ..commands import Command, LoadDataset, Reset
 from ..errors import Conflict, NotFound
 from ..sessions import (
     DEFAULT_SESSION,
-    Sessions,
+    SessionRegistry,
+    _record_bytes,
     _wall,
     check_name,
     memory_cap,
@@ -52,12 +53,15 @@ from ..sessions import (
     unknown_session,
 )
 from ..state import MockState, Settings, Shared, StateSnapshot
+from ..storage import StorageKeys
 from ..store import Base
 from .log import _APPEND, _SYNC, SharedLog
 from .lua import script
 from .snapshots import decode_snapshot, encode_snapshot, snapshot_dataset
 from .state import SharedMockState
 from .transport import StateUnavailable
+
+T = TypeVar("T")
 
 __all__ = ["SESSION_KEYS", "SessionState", "SharedSessions"]
 
@@ -175,13 +179,17 @@ class SessionState(SharedMockState):
         super().__init__(shared, settings, url=default.log.url,
                          namespace=default.log.namespace, name=name, base=base,
                          dataset_key=entry["dataset"],
-                         log=lambda state: SessionLog(self, sessions, name),
+                         log=self._session_log,
                          **sessions.options)
         self._seal()
 
+    def _session_log(self, state: SharedMockState) -> SessionLog:
+        self.session_log = SessionLog(self, self.sessions, self.name)
+        return self.session_log
+
     def _seal(self) -> None:
         """Ids and file URLs bound to this incarnation, alike on every replica (H2, H21)."""
-        keys = getattr(self.sessions, "storage_keys", None)
+        keys = self.sessions.storage_keys
         if keys is not None:
             self.seal(keys, keys.scope(self.name, self.incarnation))
 
@@ -200,7 +208,7 @@ class SessionState(SharedMockState):
 
     def adopt_current(self, epoch: str) -> None:
         """Become the session as registered now, whose epoch the log has just shown."""
-        session_log: Any = self.log
+        session_log = self.session_log
         raw = session_log.command("HGET", self.sessions.keys["sessions"], self.name)
         if raw is None:
             raise session_log.gone()
@@ -210,7 +218,7 @@ class SessionState(SharedMockState):
         self.adopt(raw)
 
     def rebase(self) -> None:
-        self.adopt_current(self.log.incoming)  # type: ignore[attr-defined]
+        self.adopt_current(self.session_log.incoming)
 
     def shared_for(self, key: str | None) -> Shared:
         return self.sessions.dataset(key)
@@ -245,17 +253,25 @@ class SharedSessionInfo:
                 "idle_seconds": round(self.idle, 3)}
 
 
-class SharedSessions(Sessions):
-    """The sessions and snapshots of a shared mock: `Sessions`' interface over the registry
-    in Redis (see the module docstring). Thread-safe."""
+class SharedSessions:
+    """The sessions and snapshots of a shared mock: the engine's `sessions.SessionRegistry`
+    over the registry in Redis (see the module docstring; `sessions.Sessions` is the
+    in-memory one). Thread-safe. `storage_keys`: the server's, sealing each session's ids
+    and file URLs to its incarnation."""
 
-    def __init__(self, default: SharedMockState, *, max_sessions: int = 10_000,
-                 max_change_bytes: int = 512 * 1024 * 1024, idle_seconds: float = 3600.0,
-                 create_on_use: bool = False, **options: Any) -> None:
-        super().__init__(default, self._no_local_states, max_sessions=max_sessions,
-                         max_change_bytes=max_change_bytes, idle_seconds=idle_seconds,
-                         create_on_use=create_on_use)
-        self.default: SharedMockState = default
+    def __init__(self, default: SharedMockState, *, storage_keys: StorageKeys | None = None,
+                 max_sessions: int = 10_000, max_change_bytes: int = 512 * 1024 * 1024,
+                 idle_seconds: float = 3600.0, create_on_use: bool = False,
+                 **options: Any) -> None:
+        self._default = default
+        self.storage_keys = storage_keys
+        self.max_sessions = max_sessions
+        self.max_change_bytes = max_change_bytes
+        self.idle_seconds = idle_seconds
+        self.create_on_use = create_on_use
+        self.record_bytes = _record_bytes(default)
+        self._snapshot_times: dict[str, str] = {}
+        self._last_sweep = time.monotonic()
         self.options = options  # journal_size, journal_bytes, response_cache
         log = default.log
         self.log = log
@@ -284,10 +300,9 @@ class SharedSessions(Sessions):
         self._decoded: weakref.WeakValueDictionary[str, StateSnapshot] = (
             weakref.WeakValueDictionary())
 
-    @staticmethod
-    def _no_local_states(name: str, settings: Settings | None,
-                         snapshot: StateSnapshot | None) -> MockState:
-        raise AssertionError("shared sessions are built by SharedSessions")
+    @property
+    def default(self) -> SharedMockState:
+        return self._default
 
     def _script(self, script: Callable[..., Any], *args: Any) -> Any:
         return self.log.call(script, [], [self.prefix, *args])
@@ -359,10 +374,10 @@ class SharedSessions(Sessions):
 
     # -- requests -----------------------------------------------------------------------------
 
-    def materialised(self, name: str) -> MockState | None:
+    def resolve_on_loop(self, name: str, create: bool = True) -> MockState | None:
         """The state `resolve` would return when it needs no call to Redis (the session is
-        materialised here and no idle sweep is due), else None: the pipeline resolves on
-        the event loop only then."""
+        materialised here and no idle sweep is due), else None: the caller then runs
+        `resolve` off the event loop (`state.off_loop`)."""
         if name == DEFAULT_SESSION:
             return self.default
         if time.monotonic() - self._last_sweep > 1.0:
@@ -387,7 +402,7 @@ class SharedSessions(Sessions):
 
     # -- sessions -----------------------------------------------------------------------------
 
-    def create(  # type: ignore[override]
+    def create(
             self, name: str | None = None, *, snapshot: str | None = None,
             settings: Settings | None = None) -> SharedSessionInfo:
         if name is None:
@@ -456,7 +471,7 @@ class SharedSessions(Sessions):
                 int(requests), idle)))
         return [info for _, info in sorted(infos, key=lambda pair: pair[0])]
 
-    def get(self, name: str) -> SharedSessionInfo | None:  # type: ignore[override]
+    def get(self, name: str) -> SharedSessionInfo | None:
         raw = self.log.command("HGET", self.keys["sessions"], name)
         found = self._infos([name], [raw])
         return found[0] if found else None
@@ -474,7 +489,7 @@ class SharedSessions(Sessions):
         raw = self.log.command("HKEYS", self.keys["sessions"])
         return [DEFAULT_SESSION, *(name.decode() for name in raw)]
 
-    def all(self) -> list[SharedSessionInfo]:  # type: ignore[override]
+    def all(self) -> list[SharedSessionInfo]:
         self.expire_idle()
         raw = _pairs(self.log.command("HGETALL", self.keys["sessions"]))
         names = [name.decode() for name in raw]
@@ -565,10 +580,10 @@ class SharedSessions(Sessions):
                 for name, meta in metas]
 
     def describe_snapshot(self, snap: StateSnapshot) -> dict[str, Any]:
-        described = super().describe_snapshot(snap)
-        if not described["created_at"]:
-            described["created_at"] = self._snapshot_meta(snap.name)["created_at"]
-        return described
+        created_at = (self._snapshot_times.get(snap.name)
+                      or self._snapshot_meta(snap.name)["created_at"])
+        return {"name": snap.name, "session": snap.source, "created_at": created_at,
+                "changes": snap.changes, "change_bytes": snap.changes * self.record_bytes}
 
     def delete_snapshot(self, name: str) -> None:
         if not self._script(self._delete_snapshot, name):
@@ -580,3 +595,23 @@ class SharedSessions(Sessions):
     def change_bytes(self) -> int:
         values = self.log.command("HVALS", self.keys["changes"])
         return sum(int(v) for v in values) * self.record_bytes
+
+    def held_bytes(self) -> int:
+        """The changes every session and snapshot holds (their journals are Redis's)."""
+        return self.change_bytes()
+
+    def check_room(self, state: MockState, extra_bytes: int) -> None:
+        """Nothing to check before a write: the memory cap is the registry's, checked in
+        Redis when a session is created or a snapshot saved (the scripts above)."""
+
+    def admit(self, state: MockState, run: Callable[[], T]) -> T:
+        """A session's write as it is: the cap is checked in Redis (`check_room`), by the
+        estimate per record (DECISIONS H37 counts exactly in memory only)."""
+        return run()
+
+    def check_held(self, state: MockState) -> None:
+        """Nothing to check after a write (see `admit`)."""
+
+
+if TYPE_CHECKING:  # the Redis implementation of the engine's port (sessions.py)
+    _PORT: type[SessionRegistry] = SharedSessions

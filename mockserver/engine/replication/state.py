@@ -22,10 +22,10 @@ import orjson
 
 from ...data.fixtures import Dataset
 from ..commands import Command, LoadDataset, Reset
-from ..errors import TooManyRequests
+from ..errors import Conflict, TooManyRequests
 from ..faults import FaultRule
 from ..journal import MAX_JOURNAL_BYTES
-from ..state import MockState, Settings, Shared
+from ..state import MockState, Parts, Settings, Shared
 from ..storage import StorageKeys
 from ..store import Base, Record, Store
 from .log import SharedLog, View
@@ -49,6 +49,8 @@ class SharedMockState(MockState):
     """
 
     replicated = True
+    log: SharedLog
+    journal: RedisJournal  # the parts Redis keeps (built with the log, `parts`)
 
     def __init__(self, dataset: Dataset | Shared, settings: Settings | None = None, *,
                  url: str, namespace: str = "mock", fixtures: str = "", spec: Any = None,
@@ -57,24 +59,36 @@ class SharedMockState(MockState):
                  response_cache: int = 256, base: Base | None = None,
                  dataset_key: str | None = None,
                  log: Callable[[SharedMockState], SharedLog] | None = None) -> None:
+        self.spec = spec
+        # The log first (the parts and the store's writes go through it), then the state
+        # over Redis's journal and rate limiter (passed in: `parts`).
+        make_log = log or (lambda state: SharedLog(state, url, namespace))
+
+        def parts(state: MockState) -> Parts:
+            self.log = log_ = make_log(self)
+            return Parts(RedisJournal(journal_size, journal_bytes, log_),
+                         RedisRateLimiter(state.clock, log_))
+
         super().__init__(dataset, settings, name=name, base=base, journal_size=journal_size,
-                         journal_bytes=journal_bytes, response_cache=response_cache)
+                         journal_bytes=journal_bytes, response_cache=response_cache,
+                         parts=parts)
+        log_ = self.log
         # What a session starts from (a snapshot's base, another dataset) and rebases to.
         self.initial = (dataset_key, self.shared, base or self.shared.seed)
         self.dataset_key = dataset_key
         self.initial_settings = self.settings
-        self.spec = spec
-        self.log = log_ = SharedLog(self, url, namespace) if log is None else log(self)
         # A write outside any transaction (a test's, a helper's) is one of its own: shared.
         self.store.outside = log_.transaction
-        self.journal: RedisJournal = RedisJournal(  # type: ignore[assignment]
-            journal_size, journal_bytes, log_)
-        self.limiter = RedisRateLimiter(self.clock, log_)  # type: ignore[assignment]
         self._datasets: dict[str, Shared] = {}  # loaded through this worker, by key
         log_.start({"fixtures": fixtures, "seed": str(self.settings.seed)},
                    self.rate_limits_for(self.shared, self.settings))
 
-    # -- what the pipeline calls around a request ------------------------------------------------
+    def _restore_rate_limits(self) -> None:
+        """Nothing here: Redis's limits hash is set by the script that starts the namespace
+        (`SharedLog.start`) and by the one appending a reset or a load (`submit`), not by a
+        worker joining."""
+
+    # -- the replication port (ports.Replication): what the pipeline calls around a request ----
 
     async def off_loop(self, fn: Callable[..., T], *args: Any,
                        scope: MutableMapping[str, Any] | None = None) -> T:
@@ -226,9 +240,21 @@ class SharedMockState(MockState):
 
     def use_storage_keys(self, keys: StorageKeys) -> None:
         """Sign file URLs with a key derived from the namespace's secret (unless pinned by
-        `--storage-secret`): a URL one replica hands out verifies on every other (H12)."""
+        `--storage-secret`): a URL one replica hands out verifies on every other (H12); the
+        default state's ids and URLs sealed with one scope on every replica."""
         keys.rekey(self.log.cursor_secret)
         self._on_secret(keys.rekey)
+        self.seal(keys, keys.scope("", ""))
+
+    def check_local(self, what: str) -> None:
+        """409 naming why: `what` needs a state held in one process, and this one is shared
+        by every worker of the namespace through Redis."""
+        raise Conflict(f"{what}: not supported on a mock whose state is shared through Redis "
+                       f"(--state, namespace {self.log.namespace!r}); use an in-memory mock")
+
+    @property
+    def namespace(self) -> str | None:
+        return self.log.namespace
 
     def _on_secret(self, listener: Callable[[bytes], None]) -> None:
         before = self.log.on_secret

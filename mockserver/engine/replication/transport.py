@@ -132,6 +132,8 @@ class Connection:
     def __init__(self, client: redis_module.Redis, url: str, lock: Any) -> None:
         redis = _redis()
         self.redis_errors: tuple[type[BaseException], ...] = (redis.RedisError, OSError)
+        # A refusal of ours or Redis's failure (one `except` clause of a batch's reply).
+        self.failing: tuple[type[BaseException], ...] = (ApiError, *self.redis_errors)
         self.response_error: type[BaseException] = redis.ResponseError
         self.no_script: type[BaseException] = redis.exceptions.NoScriptError
         self.client = client
