@@ -269,6 +269,46 @@ def test_readme_is_a_front_page_of_snippet_copies() -> None:
             "in docs/snippets/ (copy it from there, or add it there and to checks.yaml)")
 
 
+TEST_NAME = re.compile(r"`((?:[\w/]+/)?test_\w+\.py)?(?:::(\w+))?`")
+
+
+def named_tests(text: str) -> list[tuple[str, str | None]]:
+    """The tests a page names in backticks: `dir/test_x.py::test_y`, `dir/test_x.py` (all of
+    it), and `::test_z` (a test of the file named last before it on the same line)."""
+    found: list[tuple[str, str | None]] = []
+    for line in text.splitlines():
+        current = None
+        for match in TEST_NAME.finditer(line):
+            path, name = match.groups()
+            if path is None and name is None:
+                continue
+            current = path or current
+            assert current is not None, f"{match.group(0)} names no file before it: {line}"
+            found.append((current, name))
+    return found
+
+
+def test_security_guarantees_name_tests_that_exist() -> None:
+    """README's Security section gives each guarantee a `file::test` that holds it, and every
+    test it and docs/security.md name (under tests/) exists."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme.split("\n## Security\n", 1)[1].split("\n## ", 1)[0]
+    items = [line for line in section.splitlines() if line.startswith("- ")]
+    assert len(items) >= 15, items  # one line per guarantee of issue 38 (and round 1)
+    for item in items:
+        assert any(name for _, name in named_tests(item)), f"names no test by name: {item}"
+    security = (DOCS / "security.md").read_text(encoding="utf-8")
+    named = named_tests(section) + named_tests(security)
+    assert len(named) > 60, len(named)
+    for path, name in named:
+        file = ROOT / "tests" / path
+        assert file.is_file(), f"no test file tests/{path}"
+        if name is not None:
+            source = file.read_text(encoding="utf-8")
+            assert re.search(rf"^(async )?def {name}\(", source, re.M), (
+                f"tests/{path} has no test {name}")
+
+
 def test_the_marker_parser() -> None:
     text = ("Intro\n\n<!-- readme-test: run serve --rate-limit 0\n200 \"a\":1\nexit 0\n-->\n"
             "```sh\ncurl -X POST \\\n  localhost:8080/x   # note\n# a comment\n\npython -V\n```\n"

@@ -120,7 +120,9 @@ A handler whose answer takes time (a custom tool's run, `toolexec.py`) returns a
 `context.Deferred`: on the in-memory path (`Exchange.offload`) the core leaves it in
 `ex.deferred` and `serve` awaits `Core.complete` in a worker thread, outside the store's lock
 (the run reads no state), which encodes and self-checks it; elsewhere (a shared state's worker
-thread, a variation plan) the core runs it in place.
+thread, a variation plan) the core runs it in place. A list page of big records is one too
+(`context.HeavyPage`, DECISIONS H38: its body built item by item in the worker), and any answer
+past 1 MiB is sent in 1 MiB slices (`send_slices`).
 """
 
 from __future__ import annotations
@@ -161,6 +163,17 @@ from .validation import RequestValidator
 __all__ = ["Config", "LocalRunner", "MockApp"]  # Config is config.py's, imported from here as before
 
 _BODY_METHODS = frozenset(("POST", "PUT", "PATCH", "DELETE"))  # read before the pipeline runs
+_SEND_SLICE = 1024 * 1024  # a body past this is sent in slices of it (H38)
+
+
+async def send_slices(body: bytes | bytearray, send: Send) -> None:
+    """Send a large body as `_SEND_SLICE` slices (never a copy of the whole): the server writes
+    each and waits for the client to drain it, the event loop serving others meanwhile."""
+    view = memoryview(body)
+    last = len(view) - _SEND_SLICE
+    for at in range(0, len(view), _SEND_SLICE):
+        await send({"type": "http.response.body", "body": bytes(view[at:at + _SEND_SLICE]),
+                    "more_body": at < last})
 
 
 class MockApp:
@@ -427,6 +440,10 @@ class LocalRunner:
         if ex.effect is None:
             await send({"type": "http.response.start", "status": ex.status,
                         "headers": ex.headers})
-            await send({"type": "http.response.body", "body": ex.response})
+            body = ex.response
+            if len(body) <= _SEND_SLICE:
+                await send({"type": "http.response.body", "body": body})
+            else:  # a large body in slices: the server copies and drains each in turn (H38)
+                await send_slices(body, send)
         else:  # as the fault's effect sends it (a dropped connection: half an answer)
             await ex.effect.send(ex.status, ex.response, ex.headers, send)

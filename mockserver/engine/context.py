@@ -8,6 +8,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from ..data.tables import TABLES
 from ..openapi.spec import Operation
 from .auth import Principal
@@ -67,6 +69,41 @@ class Deferred:
 
     def __init__(self, run: Callable[[], Any]) -> None:
         self.run = run
+
+    def body(self) -> bytes | bytearray:
+        """The answer's bytes: its payload, encoded (`Core.complete`, off the loop)."""
+        return orjson.dumps(self.run())
+
+
+class HeavyPage(Deferred):
+    """A heavy page (H38): `run()` gives its envelope (answered in place where the pipeline
+    runs deferred answers in place), `body()` its bytes built item by item off the loop."""
+
+    __slots__ = ()
+
+    def body(self) -> bytearray:
+        return heavy_page(self.run())
+
+
+# A page whose records noted as big (store.BIG_RECORD_BYTES or more each) add up to this many
+# bytes is encoded off the event loop, as a deferred answer is (DECISIONS H38): a few
+# milliseconds of encoding at most stay on the loop.
+HEAVY_PAGE_BYTES = 1024 * 1024
+
+
+def heavy_page(envelope: dict[str, Any]) -> bytearray:
+    """A heavy page's body, the bytes `orjson.dumps(envelope)` would give, built one item at a
+    time (in a worker thread: no single step holds the interpreter, so the event loop has its
+    turn between items; no copy of the whole either: `MockApp.serve` sends it in slices)."""
+    items = envelope["data"]
+    body = bytearray(b'{"data":[')
+    for i, item in enumerate(items):
+        if i:
+            body += b","
+        body += orjson.dumps(item)
+    rest = orjson.dumps({k: v for k, v in envelope.items() if k != "data"})
+    body += b"]," + rest[1:] if len(rest) > 2 else b"]}"
+    return body
 
 
 class Services:
@@ -180,8 +217,9 @@ class Context:
         cursor: str | None = None,
         bound_to: Any = None,
         extra: dict[str, Any] | None = None,
-    ) -> dict[str, Any]:
-        """A `{data, next_cursor, has_more}` page of `table`, walked over a sorted index.
+    ) -> Any:
+        """A `{data, next_cursor, has_more}` page of `table`, walked over a sorted index (a
+        `Deferred` of it when its records are heavy: encoded off the event loop, H38).
 
         `table` and `partition` (which selects the records, e.g. {"workspace_id": ws}) are by
         default the list's declaration in the document (`x-mock-list`); `order` names the sort
@@ -229,16 +267,17 @@ class Context:
             render = self.operation.data_schema
         items: list[Any]
         shown = found.items if now is None else [now(r) for r in found.items]
+        if (big := self.store.big) and sum(
+                big.get(id(r), 0) for r in found.items) >= HEAVY_PAGE_BYTES:
+            # Heavy (H38): shaped here (references to the records' values, no bytes copied),
+            # encoded off the event loop by `heavy_page`, as a deferred answer is. A store
+            # holding no big record: one test per page.
+            envelope = self.envelope(self.shaped(shown, render), fp, found.next_key, extra)
+            return HeavyPage(lambda: envelope)
         if shown is not found.items and any(map(operator.is_not, shown, found.items)):
             # Some record moved: shown as it stands now (not cached: it changes as the clock
             # moves). A page of settled records takes the usual way below.
-            fields = self.services.fields(render) if isinstance(render, str) else None
-            if fields is not None:
-                items = [{f: r[f] for f in fields if f in r} for r in shown]
-            elif callable(render):
-                items = [render(r) for r in shown]
-            else:
-                items = [public(r) for r in shown]
+            items = self.shaped(shown, render)
         elif isinstance(render, str):
             # Encoded once per record version and schema (pagination.encoded), not per request.
             items = encoded(found.items, self.services.fields(render), found)
@@ -246,7 +285,28 @@ class Context:
             items = [render(r) for r in found.items]
         else:  # records as stored, less their internal (`_`) fields
             items = encoded(found.items, None, found)
+        # `envelope`, inline: no call on the quiet path
         next_cursor = self.services.cursors.encode(fp, found.next_key) if found.next_key else None
+        envelope = {"data": items, "next_cursor": next_cursor, "has_more": next_cursor is not None}
+        if extra:
+            envelope.update(extra)
+        return envelope
+
+    def shaped(self, records: list[Record], render: Callable[[Record], Any] | str | None
+               ) -> list[Any]:
+        """Records as a page shows them, not encoded: projected onto `render`'s schema, or
+        rendered by it, or as stored less their internal fields (None)."""
+        fields = self.services.fields(render) if isinstance(render, str) else None
+        if fields is not None:
+            return [{f: r[f] for f in fields if f in r} for r in records]
+        if callable(render):
+            return [render(r) for r in records]
+        return [public(r) for r in records]
+
+    def envelope(self, items: list[Any], fp: str, next_key: tuple[Any, ...] | None,
+                 extra: dict[str, Any] | None) -> dict[str, Any]:
+        """A page's `{data, next_cursor, has_more}` (and `extra`)."""
+        next_cursor = self.services.cursors.encode(fp, next_key) if next_key else None
         envelope = {"data": items, "next_cursor": next_cursor, "has_more": next_cursor is not None}
         if extra:
             envelope.update(extra)

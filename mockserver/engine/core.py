@@ -162,18 +162,14 @@ class Core:
                 body = None
                 if operation.body_schema is not None:
                     body = validator.body(ex.read_body(), header(ex.scope, b"content-type"))
-                if state is not self.default and ex.method != "GET":
-                    # A session's write: refused (507) before it takes the sessions past
-                    # their cap.
-                    # (The body's bytes count: what the write may keep of it.)
-                    self.sessions.check_room(state, self.sessions.record_bytes
-                                             + (len(ex.body) if ex.body is not None else 0))
                 # the handler step: under the store's lock, or as one transaction of a
                 # shared log (which may run it again)
                 ex.counted = False
                 if ex.view is None:
                     with state.store.lock:
-                        if self.selfcheck is not None and ex.method != "GET":
+                        if ex.method != "GET" and (self.selfcheck is not None
+                                                   or state is not self.default):
+                            # one transaction: self-checked, a session's admitted (507)
                             payload, pure = self.checked_write(ex, operation, principal,
                                                                prefer, params, query, body)
                         else:
@@ -216,16 +212,21 @@ class Core:
     def checked_write(self, ex: Exchange, operation: Operation, principal: Principal,
                       prefer: str | None, path: dict[str, Any], query: dict[str, Any],
                       body: Any) -> tuple[Any, Pure | None]:
-        """A write with the self-check on (tests), as one transaction of the store: an answer
-        the self-check refuses (or any exception) takes back what the write changed, so a
-        500 never leaves the state changed (DECISIONS H27). The store's lock is held. (On a
-        shared state the shared log's transaction takes it back: `checked` runs inside it.)"""
-        store = ex.state.store
+        """A write with the self-check on (tests), or a session's, as one transaction of the
+        store: an answer the self-check refuses (or any exception) takes back what the write
+        changed, so a 500 never leaves the state changed (DECISIONS H27); a session's write
+        that leaves the sessions holding more than their memory cap is taken back and
+        refused 507 (H37). The store's lock is held. (On a shared state the shared log's
+        transaction takes it back: `checked` runs inside it.)"""
+        state = ex.state
+        store = state.store
         if store.in_transaction:
             return self.checked(ex, operation, principal, prefer, path, query, body)
         store.begin()
         try:
             result = self.checked(ex, operation, principal, prefer, path, query, body)
+            if state is not self.default and store.pending:  # what it changed: admitted?
+                self.sessions.check_held(state)
         except BaseException:
             changes = store.end()
             if changes is not None:
@@ -258,10 +259,10 @@ class Core:
         assert deferred is not None and operation is not None
         try:
             status = operation.success_status
-            body = orjson.dumps(deferred.run())
+            body = deferred.body()  # its payload encoded (a heavy page: item by item, H38)
             headers = [_JSON, (b"content-length", str(len(body)).encode())]
             if self.selfcheck is not None:
-                self.selfcheck.check(operation, status, body, {
+                self.selfcheck.check(operation, status, bytes(body), {
                     k.decode("latin-1"): v.decode("latin-1") for k, v in headers})
             ex.status, ex.response, ex.headers = status, body, headers
         except Exception as exc:

@@ -91,14 +91,13 @@ def transition_record(mock: MockApp, state: MockState, table: str, key: str,
     if table == "agent_runs" and fields:
         _check_run_fields(mock, state.store, fields, "body field")
 
-    mock.sessions.check_room(state, mock.sessions.record_bytes)  # a session's memory cap
 
     def move(store: Store) -> dict[str, Any]:
         record = transition(store, table, key, body["status"], fields)
         return shown(mock, store, table, record)
 
     try:
-        result: dict[str, Any] = state.write(move)
+        result: dict[str, Any] = mock.sessions.admit(state, lambda: state.write(move))
     except Refused as refused:
         raise _api_error(refused) from None
     return {"data": result}
@@ -160,9 +159,8 @@ def set_script(mock: MockApp, state: MockState, kind: str, target: str,
     if len(outcomes) > MAX_OUTCOMES:
         raise BadRequest(f"body field 'outcomes': at most {MAX_OUTCOMES} outcomes")
     checked = [_check_outcome(mock, store, kind, i, o) for i, o in enumerate(outcomes)]
-    mock.sessions.check_room(state, mock.sessions.record_bytes)  # a session's memory cap
     record = {"id": script_key(kind, target), "outcomes": checked, "used": 0}
-    state.write(lambda s: s.insert(MOCK_TABLE, record))
+    mock.sessions.admit(state, lambda: state.write(lambda s: s.insert(MOCK_TABLE, record)))
     return {"data": {"id": target, "outcomes": checked, "consumed": 0,
                      "remaining": len(checked)}}
 

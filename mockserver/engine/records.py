@@ -126,7 +126,6 @@ def add_record(mock: MockApp, state: MockState, table: str, values: dict[str, An
     for an id the table holds already, 507 for a session's add past the sessions' memory cap;
     nothing is written then."""
     table_def = _table(table)
-    mock.sessions.check_room(state, mock.sessions.record_bytes)  # the default: no cap
     ws_field = table_def.workspace_field
     workspace = values.get(ws_field) if ws_field else None
     templates = list(state.dataset.tables.get(table, {}).values())
@@ -175,7 +174,7 @@ def add_record(mock: MockApp, state: MockState, table: str, values: dict[str, An
             raise BadRequest(problem)
         return record
 
-    return public(state.add_record(table, build))
+    return public(mock.sessions.admit(state, lambda: state.add_record(table, build)))
 
 
 def get_record(state: MockState, table: str, key: str) -> dict[str, Any] | None:

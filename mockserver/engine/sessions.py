@@ -62,7 +62,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from .errors import ApiError, BadRequest, Conflict, NotFound
 from .exchange import SESSION_HEADER
@@ -74,6 +74,7 @@ __all__ = ["DEFAULT_SESSION", "SESSION_HEADER", "SESSION_PREFIX", "SessionDescri
 DEFAULT_SESSION = "default"
 SESSION_PREFIX = "/sessions/"
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+T = TypeVar("T")
 
 
 class SessionLimit(ApiError):
@@ -116,8 +117,8 @@ def session_cap(max_sessions: int) -> SessionLimit:
 def memory_cap(held: int, max_change_bytes: int) -> SessionLimit:
     return SessionLimit(
         f"session memory cap reached: sessions and snapshots (changed records, journals, "
-        f"uploaded files) hold about "
-        f"{held / 1048576:.1f} MiB of {max_change_bytes / 1048576:g} MiB; delete sessions or "
+        f"uploaded files, cached answers) would hold {held} bytes, past the cap of "
+        f"{max_change_bytes} ({max_change_bytes / 1048576:g} MiB); delete sessions or "
         "snapshots, or start the server with a higher --max-session-memory")
 
 
@@ -127,7 +128,9 @@ def _wall() -> str:
 
 def _record_bytes(state: MockState) -> int:
     """The memory one changed record holds, estimated once from a sample of the seed: the
-    dict and its values, plus the layer's and its indexes' entries for it."""
+    dict and its values, plus the layer's and its indexes' entries for it. Only sessions on
+    shared state (replication/sessions.py) count by it; in memory a changed record counts
+    exactly (store.entry_bytes, DECISIONS H37)."""
     sizes = []
     for rows in state.dataset.tables.values():
         for record in itertools.islice(rows.values(), 20):  # not a list of the table
@@ -153,12 +156,14 @@ class SessionInfo:
     trimmed_at: int = 0  # its journal's `recorded` when `Sessions.resolve` last trimmed it
     journal_bytes: int = 0  # its journal's `kept_bytes` then
 
-    def to_dict(self, record_bytes: int) -> dict[str, Any]:
-        changes = self.state.changes
+    def to_dict(self, record_bytes: int = 0) -> dict[str, Any]:
+        """Its description (`record_bytes`: the estimate shared-state sessions count by;
+        unused here, where changed records count exactly)."""
+        state = self.state
         return {"name": self.name, "created_at": self.created_at,
-                "forked_from": self.forked_from, "changes": changes,
-                # the changed records and the uploaded files' bytes (DECISIONS H35)
-                "change_bytes": changes * record_bytes + self.state.files.size,
+                "forked_from": self.forked_from, "changes": state.changes,
+                # the changed records' and the uploaded files' bytes (DECISIONS H35, H37)
+                "change_bytes": state.store.held + state.files.size,
                 "requests": len(self.state.journal),
                 "idle_seconds": round(time.monotonic() - self.last_used, 3)}
 
@@ -229,6 +234,10 @@ class SessionRegistry(Protocol):
     def held_bytes(self) -> int: ...
 
     def check_room(self, state: MockState, extra_bytes: int) -> None: ...
+
+    def admit(self, state: MockState, run: Callable[[], T]) -> T: ...
+
+    def check_held(self, state: MockState) -> None: ...
 
 
 class Sessions:
@@ -385,8 +394,12 @@ class Sessions:
         with self._lock:
             if name in self._snapshots and not replace:
                 raise Conflict(f"snapshot {name!r} already exists")
-            self._check_memory(extra=state.changes)
             snap = state.snapshot(name)
+            # Its delta counted exactly (one it replaces is freed by it).
+            replaced = self._snapshots.get(name)
+            held = self.held_bytes() + snap.held - (replaced.held if replaced else 0)
+            if held > self.max_change_bytes:
+                raise memory_cap(held, self.max_change_bytes)
             self._snapshots[name] = snap
             self._snapshot_times[name] = _wall()
         return snap
@@ -403,7 +416,7 @@ class Sessions:
     def describe_snapshot(self, snap: StateSnapshot) -> dict[str, Any]:
         return {"name": snap.name, "session": snap.source,
                 "created_at": self._snapshot_times.get(snap.name, ""),
-                "changes": snap.changes, "change_bytes": snap.changes * self.record_bytes}
+                "changes": snap.changes, "change_bytes": snap.held}
 
     def delete_snapshot(self, name: str) -> None:
         """Forget a snapshot (sessions forked from it keep their base)."""
@@ -415,18 +428,21 @@ class Sessions:
     # -- memory -------------------------------------------------------------------------------
 
     def change_bytes(self) -> int:
-        """Estimated memory held by the changes of every session and snapshot."""
-        changes = sum(info.state.changes for info in list(self._sessions.values()))
-        changes += sum(snap.changes for snap in list(self._snapshots.values()))
-        return changes * self.record_bytes
+        """The bytes held by the changes of every session and snapshot: their changed
+        records (exactly: `store.entry_bytes` of each version held, DECISIONS H37) and the
+        sessions' uploaded files (the sum of the sessions' and snapshots' `change_bytes`)."""
+        held = sum(info.state.store.held + info.state.files.size
+                   for info in list(self._sessions.values()))
+        return held + sum(snap.held for snap in list(self._snapshots.values()))
 
     def held_bytes(self) -> int:
-        """Estimated memory held by everything sessions and snapshots keep: their changed
-        records, their journals' entries and bodies, and their uploaded files."""
+        """What the memory cap counts: everything sessions and snapshots keep, in bytes by
+        one definition (DECISIONS H37): their changed records and uploaded files
+        (`change_bytes`), their journals' entries and bodies and their cached answers."""
         held = self.change_bytes()
         for info in list(self._sessions.values()):
             state = info.state
-            held += state.journal.kept_bytes + state.files.size + state.cache.bytes
+            held += state.journal.kept_bytes + state.cache.bytes
         return held
 
     def _held_now(self, now: float | None = None) -> int:
@@ -440,14 +456,55 @@ class Sessions:
             self._held = (now, held)
         return held
 
-    def _check_memory(self, extra: int = 0) -> None:
-        held = self._held_now() + extra * self.record_bytes
+    def _check_memory(self) -> None:
+        """Before creating a session (which holds nothing yet): refused when the sessions
+        are at the cap already."""
+        held = self._held_now()
         if held >= self.max_change_bytes:
             raise memory_cap(held, self.max_change_bytes)
 
+    def admit(self, state: MockState, run: Callable[[], T]) -> T:
+        """Run a session's write (`run`) as one transaction of its store, admitted on what
+        the sessions hold once it is done: past the cap, everything it changed (records,
+        files) is taken back and it is refused (507). The default session and shared-state
+        sessions (capped in replication/sessions.py: another registry) run `run()` as it is."""
+        if state is self.default:
+            return run()
+        store = state.store
+        with store.lock:
+            if store.in_transaction:  # an outer write's (Core.checked_write): it takes back
+                result = run()
+                self.check_held(state)
+                return result
+            store.begin()
+            try:
+                result = run()
+                self.check_held(state)
+            except BaseException:
+                changes = store.end()
+                if changes is not None:
+                    store.undo(changes)
+                    for storage_id in changes.files:
+                        state.files.discard(storage_id)
+                raise
+            store.end()
+            return result
+
+    def check_held(self, state: MockState) -> None:
+        """After a session's write, before it is kept (inside its transaction): 507 when
+        what the sessions hold now is past the cap, by a single byte (the caller takes the
+        write back). Counted now, never an estimate refreshed by time (H35, H37)."""
+        if state is self.default:
+            return
+        held = self.held_bytes()
+        if held > self.max_change_bytes:
+            raise memory_cap(held, self.max_change_bytes)
+        self._held = (time.monotonic(), held)
+
     def check_room(self, state: MockState, extra_bytes: int) -> None:
-        """Before a session's write or upload: refused (507, nothing written) when what it
-        adds would take the sessions past the memory cap. The default session is not capped."""
+        """Before a session's upload is stored: refused (507, nothing written) when its
+        `extra_bytes` alone would take the sessions past the memory cap (`admit` then
+        decides on the file and its records together). The default session is not capped."""
         if state is self.default:
             return
         # Counted now, not the estimate of up to `memory_check_interval` ago: an admission
@@ -457,7 +514,6 @@ class Sessions:
         self._held = (time.monotonic(), held)
         if held + extra_bytes > self.max_change_bytes:
             raise memory_cap(held, self.max_change_bytes)
-        self._held = (self._held[0], held + extra_bytes)  # counted until the next walk
 
     def _trim_journal(self, info: SessionInfo, now: float) -> None:
         """Past the cap, a session's journal gives up its oldest entries (its requests keep

@@ -162,13 +162,12 @@ def guest_message(mock: MockApp, state: MockState, body: Mapping[str, Any]) -> d
     problem = check.schema_problem("messages", sample)
     if problem is not None:
         raise BadRequest(f"body: {problem}")
-    mock.sessions.check_room(state, mock.sessions.record_bytes)
 
     def write(store: Store) -> dict[str, Any]:
         deliver_due(store, store.clock.now_ms())
         return _write_guest_message(store, contact, conversation, channel, text, attachments)
 
-    result: dict[str, Any] = state.write(write)
+    result: dict[str, Any] = mock.sessions.admit(state, lambda: state.write(write))
     return {"data": result}
 
 
@@ -417,7 +416,6 @@ def reservation(mock: MockApp, state: MockState, body: Mapping[str, Any]) -> dic
     if contact is None or contact["workspace_id"] != workspace_id:
         raise NotFound(f"body field 'contact_id': contact {contact_id!r} not found in "
                        f"workspace {workspace_id!r}", reason="no_record")
-    mock.sessions.check_room(state, mock.sessions.record_bytes)
     template = before or _template(state, workspace_id)
     check = record_check(mock.spec)
 
@@ -459,7 +457,7 @@ def reservation(mock: MockApp, state: MockState, body: Mapping[str, Any]) -> dic
                 "execution_ids": [e["execution_id"] for e in executions],
                 "created": before is None}
 
-    result: dict[str, Any] = state.write(write)
+    result: dict[str, Any] = mock.sessions.admit(state, lambda: state.write(write))
     return {"data": result}
 
 
@@ -551,7 +549,6 @@ def call_ended(mock: MockApp, state: MockState, body: Mapping[str, Any]) -> dict
                              f"conversation {conversation['id']!r}")
     template = next(iter(state.dataset.tables.get("calls", {}).values()), {})
     check = record_check(mock.spec)
-    mock.sessions.check_room(state, mock.sessions.record_bytes)
 
     def write(store: Store) -> dict[str, Any]:
         now = store.now()
@@ -587,7 +584,7 @@ def call_ended(mock: MockApp, state: MockState, body: Mapping[str, Any]) -> dict
                             "cause": f"simulated call ending on {conversation['id']}"}])
         return public(stored)
 
-    result: dict[str, Any] = state.write(write)
+    result: dict[str, Any] = mock.sessions.admit(state, lambda: state.write(write))
     return {"data": result}
 
 
@@ -628,7 +625,6 @@ def helpdesk_synced(mock: MockApp, state: MockState, body: Mapping[str, Any]
     template = before or next(iter(state.dataset.tables.get("helpdesk_tickets", {}).values()),
                               {})
     check = record_check(mock.spec)
-    mock.sessions.check_room(state, mock.sessions.record_bytes)
 
     def write(store: Store) -> dict[str, Any]:
         now = store.now()
@@ -659,7 +655,7 @@ def helpdesk_synced(mock: MockApp, state: MockState, body: Mapping[str, Any]
                                      f"({'new' if before is None else 'changed'})"}])
         return public(stored)
 
-    result: dict[str, Any] = state.write(write)
+    result: dict[str, Any] = mock.sessions.admit(state, lambda: state.write(write))
     return {"data": result}
 
 

@@ -161,6 +161,13 @@ class StateSnapshot:
         delta = self.base.delta
         return sum(len(rows) for rows in delta.records.values()) if delta else 0
 
+    @property
+    def held(self) -> int:
+        """The bytes its records beyond the seed count toward the sessions' memory cap
+        (store.entry_bytes, DECISIONS H37)."""
+        delta = self.base.delta
+        return delta.held if delta else 0
+
 
 T = TypeVar("T")
 

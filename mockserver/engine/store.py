@@ -66,11 +66,13 @@ from collections.abc import (
 )
 from typing import Any, cast
 
+import orjson
 from sortedcontainers import SortedList
 
 from .clock import MAX_MS, MIN_MS, Clock, format_timestamp
 
-__all__ = ["Base", "Changes", "Index", "Record", "Seed", "SeedBucket", "Snapshot", "Store"]
+__all__ = ["BIG_RECORD_BYTES", "Base", "Changes", "Index", "Record", "Seed", "SeedBucket",
+           "Snapshot", "Store", "entry_bytes"]
 
 Record = Mapping[str, Any]
 IndexId = tuple[str, tuple[str, ...], tuple[str, ...]]
@@ -84,6 +86,34 @@ _MISSING: Any = object()
 # therefore only ever be served for the very state it was computed against.
 _VERSIONS = itertools.count(1)
 _VERSIONS_LOCK = threading.Lock()
+
+
+def entry_bytes(key: Any, record: Record | None) -> int:
+    """What one changed record version a layer (or a snapshot's delta) holds counts toward
+    the sessions' memory cap, exactly (DECISIONS H37): its key's UTF-8 bytes plus its compact
+    JSON encoding (orjson, as an answer carries it; a deletion is `null`, 4 bytes; a value JSON
+    has no form for counts as its `str`)."""
+    return len(str(key).encode()) + len(orjson.dumps(record, default=str,
+                                                     option=orjson.OPT_NON_STR_KEYS))
+
+
+# A record version at least this large (`entry_bytes`) is noted in its store's `big` (by the
+# record's identity): what tells a heavy page from a quiet one (context.py, DECISIONS H38).
+BIG_RECORD_BYTES = 8 * 1024
+
+
+def delta_bytes(records: Mapping[str, Mapping[str, Record | None]],
+                big: dict[int, int] | None = None) -> int:
+    """`entry_bytes` summed over a layer or delta (key -> record or None per table); the
+    records of `BIG_RECORD_BYTES` or more noted in `big` (id -> bytes), when given."""
+    total = 0
+    for rows in records.values():
+        for key, record in rows.items():
+            size = entry_bytes(key, record)
+            total += size
+            if big is not None and size >= BIG_RECORD_BYTES:
+                big[id(record)] = size
+    return total
 
 
 def _next_version() -> int:
@@ -301,6 +331,23 @@ class _Frozen:
         self._key_fields = key_fields
         self._indexes: dict[IndexId, SortedIndex] = {}
         self._lock = threading.Lock()
+        self._held: int | None = None
+        self._big: dict[int, int] = {}
+
+    @property
+    def held(self) -> int:
+        """The bytes its records count (`entry_bytes`), computed once when first asked."""
+        held = self._held
+        if held is None:
+            held = self._held = delta_bytes(self.records, self._big)
+        return held
+
+    @property
+    def big(self) -> dict[int, int]:
+        """Its records of `BIG_RECORD_BYTES` or more: id -> bytes (computed with `held`)."""
+        if self._held is None:
+            self.held  # noqa: B018
+        return self._big
 
     def index(self, ident: IndexId) -> SortedIndex | None:
         table = ident[0]
@@ -510,7 +557,8 @@ class Changes:
         self.last_ms = last_ms
         self.until = (counter, last_ms)  # the id counter and timestamp floor it ended at
         self.records: dict[tuple[str, str], Record | None] = {}
-        self.undo: list[tuple[str, str, Record | None]] = []  # (table, key, old) in order
+        # (table, key, old, the layer's entry before: `_MISSING` when it had none) in order
+        self.undo: list[tuple[str, str, Record | None, Any]] = []
         self.files: dict[str, bytes] = {}
 
 
@@ -547,6 +595,11 @@ class Store:
         # The layer: per table, key -> record (None: deleted), and each table's size change.
         self._layer: dict[str, dict[str, Record | None]] = {}
         self._sizes: dict[str, int] = {}
+        # The bytes the layer's entries count (`entry_bytes`), kept exact by every write;
+        # the records of `BIG_RECORD_BYTES` or more it shows (the layer's and its base's
+        # delta's), by identity: id -> bytes. Empty for almost every store: one test per page.
+        self.held = 0
+        self.big: dict[int, int] = {}
         self._layer_indexes: dict[IndexId, SortedIndex] = {}
         self._by_table: dict[str, list[SortedIndex]] = {}
         self._views: dict[IndexId, Index] = {}
@@ -574,6 +627,8 @@ class Store:
             self._seed_tables = self._seed.tables
             self._layer = {}
             self._sizes = {}
+            self.held = 0
+            self.big = dict(self._frozen.big) if self._frozen is not None else {}
             self._layer_indexes = {}
             self._by_table = {}
             self._counter = self.base.counter
@@ -622,6 +677,7 @@ class Store:
             self.reset()
             self._layer = {t: dict(rows) for t, rows in layer.items()}
             self._sizes = dict(sizes)
+            self.held = delta_bytes(self._layer, self.big)
             self._counter = counter
             self._last_ms = last_ms
 
@@ -679,9 +735,11 @@ class Store:
     def undo(self, tx: Changes) -> None:
         """Take back what a closed transaction changed (its files are the caller's)."""
         with self.lock:
-            for table, key, old in reversed(tx.undo):
+            for table, key, old, layered in reversed(tx.undo):
                 current = self.get(table, key)
-                if current is not None or old is not None:
+                if layered is _MISSING:  # the layer had no entry: none again (not a tombstone)
+                    self._unput(table, key, current, old)
+                elif current is not None or old is not None:
                     self._put(table, key, current, old)
             self._counter, self._last_ms = tx.counter, tx.last_ms
 
@@ -832,7 +890,17 @@ class Store:
         layer = self._layer.get(table)
         if layer is None:
             layer = self._layer[table] = {}
-        previous = layer.get(key)  # the layer's own earlier version, in its indexes
+        layered = previous = layer.get(key, _MISSING)  # the layer's own earlier version,
+        if previous is _MISSING:  # in its indexes
+            previous = None
+        else:
+            self.held -= entry_bytes(key, previous)
+            if previous is not None and self.big:
+                self.big.pop(id(previous), None)
+        size = entry_bytes(key, new)
+        self.held += size
+        if size >= BIG_RECORD_BYTES:
+            self.big[id(new)] = size
         for index in self._by_table.get(table, ()):
             if previous is not None:
                 index.discard(previous)
@@ -841,9 +909,29 @@ class Store:
         layer[key] = new
         tx = self._tx
         if tx is not None:
-            tx.undo.append((table, key, old))
+            tx.undo.append((table, key, old, layered))
             tx.records[(table, key)] = new
         change = (new is not None) - (old is not None)
+        if change:
+            self._sizes[table] = self._sizes.get(table, 0) + change
+        self.version = _next_version()
+
+    def _unput(self, table: str, key: str, current: Record | None, base: Record | None
+               ) -> None:
+        """Drop the layer's entry for `key` (an undone write's first): the base's record
+        (`base`) shows again, and the layer holds nothing for it."""
+        layer = self._layer.get(table)
+        if layer is None or key not in layer:
+            return
+        previous = layer.pop(key)
+        if not layer:  # the table unchanged again: its lists take the seed's fast path
+            del self._layer[table]
+        self.held -= entry_bytes(key, previous)
+        if previous is not None:
+            self.big.pop(id(previous), None)
+            for index in self._by_table.get(table, ()):
+                index.discard(previous)
+        change = (base is not None) - (current is not None)
         if change:
             self._sizes[table] = self._sizes.get(table, 0) + change
         self.version = _next_version()

@@ -480,7 +480,7 @@ def _session(mock: MockApp, name: str) -> dict[str, Any]:
         state = mock.state
         return {"name": name, "base_path": "", "created_at": mock.started_at,
                 "forked_from": None, "changes": state.changes,
-                "change_bytes": state.changes * mock.sessions.record_bytes,
+                "change_bytes": state.store.held + state.files.size,
                 "requests": len(state.journal)}
     info = mock.sessions.get(name)
     if info is None:

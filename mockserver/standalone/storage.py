@@ -47,10 +47,11 @@ async def upload(request: Request) -> Response:
     state = mock.state_for(request.scope)
     try:
         mock.sessions.check_room(state, size)  # a session's files count to its memory cap
-        # in memory at once; a shared state's off the event loop (replication/)
-        storage_id = await state.off_loop(state.accept_upload, token, b"".join(chunks),
-                                          content_type, mock.services.storage,
-                                          scope=request.scope)
+        content = b"".join(chunks)
+        # in memory at once; a shared state's off the event loop (replication/); admitted on
+        # what the sessions hold with it, the file and its records (else taken back, 507)
+        storage_id = await state.off_loop(mock.sessions.admit, state, lambda: state.accept_upload(
+            token, content, content_type, mock.services.storage), scope=request.scope)
     except ApiError as error:
         return error_response(error)
     return JSONResponse({"storageId": storage_id})

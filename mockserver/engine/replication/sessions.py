@@ -36,7 +36,7 @@ import time
 import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import orjson
 
@@ -60,6 +60,8 @@ from .lua import script
 from .snapshots import decode_snapshot, encode_snapshot, snapshot_dataset
 from .state import SharedMockState
 from .transport import StateUnavailable
+
+T = TypeVar("T")
 
 __all__ = ["SESSION_KEYS", "SessionState", "SharedSessions"]
 
@@ -601,6 +603,14 @@ class SharedSessions:
     def check_room(self, state: MockState, extra_bytes: int) -> None:
         """Nothing to check before a write: the memory cap is the registry's, checked in
         Redis when a session is created or a snapshot saved (the scripts above)."""
+
+    def admit(self, state: MockState, run: Callable[[], T]) -> T:
+        """A session's write as it is: the cap is checked in Redis (`check_room`), by the
+        estimate per record (DECISIONS H37 counts exactly in memory only)."""
+        return run()
+
+    def check_held(self, state: MockState) -> None:
+        """Nothing to check after a write (see `admit`)."""
 
 
 if TYPE_CHECKING:  # the Redis implementation of the engine's port (sessions.py)
