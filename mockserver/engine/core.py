@@ -28,7 +28,7 @@ from ..data.tables import TABLES
 from ..openapi.spec import Operation, Spec
 from .auth import Principal
 from .cache import CachedResponse
-from .context import Context, Deferred, Services
+from .context import HEAVY_PAGE_BYTES, Context, Deferred, Services
 from .errors import (
     ApiError,
     BadRequest,
@@ -141,7 +141,7 @@ class Core:
                     # in the conformance tests) never meets answers of the one it replaced.
                     cache_key = (self.handlers[operation.operation_id], ex.path,
                                  ex.query_string, principal)
-                    hit = state.cache.get(cache_key, state.store.version)  # cached_response
+                    hit = state.cache.get(cache_key, state.store.version)
                     if hit is not None:
                         state.count_request(hit.limit_kind, hit.limit_ident, ex.view)
                         # self-checked when first sent; kept only when it ignored no query
@@ -260,6 +260,8 @@ class Core:
         try:
             status = operation.success_status
             body = deferred.body()  # its payload encoded (a heavy page: item by item, H38)
+            if isinstance(body, bytearray) and len(body) <= HEAVY_PAGE_BYTES:
+                body = bytes(body)  # sent whole (ASGI bodies are bytes); larger: in slices
             headers = [_JSON, (b"content-length", str(len(body)).encode())]
             if self.selfcheck is not None:
                 self.selfcheck.check(operation, status, bytes(body), {

@@ -395,12 +395,16 @@ class Sessions:
             if name in self._snapshots and not replace:
                 raise Conflict(f"snapshot {name!r} already exists")
             snap = state.snapshot(name)
-            # Its delta counted exactly (one it replaces is freed by it).
+            # Counted exactly with it saved (one it replaces freed, unless forks keep it).
             replaced = self._snapshots.get(name)
-            held = self.held_bytes() + snap.held - (replaced.held if replaced else 0)
-            if held > self.max_change_bytes:
-                raise memory_cap(held, self.max_change_bytes)
             self._snapshots[name] = snap
+            held = self.held_bytes()
+            if held > self.max_change_bytes:
+                if replaced is None:
+                    del self._snapshots[name]
+                else:
+                    self._snapshots[name] = replaced
+                raise memory_cap(held, self.max_change_bytes)
             self._snapshot_times[name] = _wall()
         return snap
 
@@ -419,7 +423,8 @@ class Sessions:
                 "changes": snap.changes, "change_bytes": snap.held}
 
     def delete_snapshot(self, name: str) -> None:
-        """Forget a snapshot (sessions forked from it keep their base)."""
+        """Forget a snapshot (sessions forked from it keep their base, and its bytes stay
+        counted until the last of them goes)."""
         with self._lock:
             if self._snapshots.pop(name, None) is None:
                 raise NotFound(f"no snapshot {name!r}")
@@ -431,9 +436,16 @@ class Sessions:
         """The bytes held by the changes of every session and snapshot: their changed
         records (exactly: `store.entry_bytes` of each version held, DECISIONS H37) and the
         sessions' uploaded files (the sum of the sessions' and snapshots' `change_bytes`)."""
-        held = sum(info.state.store.held + info.state.files.size
-                   for info in list(self._sessions.values()))
-        return held + sum(snap.held for snap in list(self._snapshots.values()))
+        sessions = list(self._sessions.values())
+        held = sum(info.state.store.held + info.state.files.size for info in sessions)
+        # Each snapshot's delta once, while it is saved or a session is forked from it (a
+        # fork keeps its base when the snapshot is deleted: DECISIONS H37).
+        bases = {id(snap.base.delta): snap.held for snap in list(self._snapshots.values())}
+        for info in sessions:
+            delta = info.state.store.base_delta
+            if delta is not None:
+                bases[id(delta)] = delta.held
+        return held + sum(bases.values())
 
     def held_bytes(self) -> int:
         """What the memory cap counts: everything sessions and snapshots keep, in bytes by
@@ -445,21 +457,11 @@ class Sessions:
             held += state.journal.kept_bytes + state.cache.bytes
         return held
 
-    def _held_now(self, now: float | None = None) -> int:
-        """`held_bytes()`, recomputed at most every `memory_check_interval` seconds (`now`:
-        time.monotonic(), when the caller has it already)."""
-        if now is None:
-            now = time.monotonic()
-        checked_at, held = self._held
-        if now - checked_at >= self.memory_check_interval:
-            held = self.held_bytes()
-            self._held = (now, held)
-        return held
-
     def _check_memory(self) -> None:
         """Before creating a session (which holds nothing yet): refused when the sessions
-        are at the cap already."""
-        held = self._held_now()
+        are at the cap already: counted now (exact, no estimate: a deletion frees its bytes
+        for the next creation at once)."""
+        held = self.held_bytes()
         if held >= self.max_change_bytes:
             raise memory_cap(held, self.max_change_bytes)
 

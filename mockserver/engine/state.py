@@ -26,7 +26,7 @@ control API, the storage service (`standalone/storage.py`) and the pytest plugin
 change them only through its methods (`load_dataset`, `reset(seed=…, rate_limit=…,
 frozen_clock=…)`, `set_rate_limits`, `count_request`, `set_clock`/`advance_clock`,
 `add_fault`/`take_fault`/`clear_faults`, `record_request`/`clear_journal`,
-`cached_response`/`keep_response`, `accept_upload`, `set_variations`, `reset_over`). Handlers write records through the
+`keep_response` (the core reads `cache` itself), `accept_upload`, `set_variations`, `reset_over`). Handlers write records through the
 store's own API. So every mutation funnels through a handful of methods, which is what lets a
 server hold many states (sessions) and a state be backed by shared storage.
 `tests/engine/test_state_api.py` enforces the rule with `ast` over the package, bench/ and
@@ -587,9 +587,6 @@ class MockState:
         return self.journal.clear()
 
     # -- response cache ---------------------------------------------------------------------
-
-    def cached_response(self, key: Hashable) -> CachedResponse | None:
-        return self.cache.get(key, self.store.version)
 
     def keep_response(self, key: Hashable, version: int, entry: CachedResponse) -> None:
         self.cache.put(key, version, entry)

@@ -886,10 +886,17 @@ class Store:
 
     # -- writes ---------------------------------------------------------------------------
 
+    @property
+    def base_delta(self) -> _Frozen | None:
+        """The frozen delta of the snapshot this store is over (None over the seed): held in
+        memory as long as the store lives, whether or not the snapshot is still saved."""
+        return self._frozen
+
     def _put(self, table: str, key: str, old: Record | None, new: Record | None) -> None:
         layer = self._layer.get(table)
         if layer is None:
             layer = self._layer[table] = {}
+        size = entry_bytes(key, new)  # first: a record that cannot be encoded changes nothing
         layered = previous = layer.get(key, _MISSING)  # the layer's own earlier version,
         if previous is _MISSING:  # in its indexes
             previous = None
@@ -897,7 +904,6 @@ class Store:
             self.held -= entry_bytes(key, previous)
             if previous is not None and self.big:
                 self.big.pop(id(previous), None)
-        size = entry_bytes(key, new)
         self.held += size
         if size >= BIG_RECORD_BYTES:
             self.big[id(new)] = size

@@ -140,3 +140,27 @@ def test_a_large_body_is_sent_in_slices_that_add_up_to_it(size: int) -> None:
     assert all(type(m["body"]) is bytes and len(m["body"]) <= SLICE for m in sent)
     assert [m["more_body"] for m in sent] == [True] * (len(sent) - 1) + [False]
     assert len(sent) == max(1, -(-size // SLICE))
+
+
+def test_a_heavy_page_that_projects_small_is_sent_and_journaled_as_bytes() -> None:
+    """A heavy page whose projection is small (`include_body=false`) goes out whole, as the
+    bytes ASGI requires, and its journal entry keeps those bytes (a bytearray would be read as
+    no body by the export)."""
+    mock = _heavy_mock()
+    sent: list[type] = []
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        async def spy(message: Any) -> None:
+            if message["type"] == "http.response.body":
+                sent.append(type(message["body"]))
+            await send(message)
+        await create_app(mock=mock)(scope, receive, spy)
+
+    with TestClient(app, headers=auth()) as client:
+        _fill(client, 20, 100_000)
+        sent.clear()
+        light = client.get(HEAVY.replace("include_body=true", "include_body=false"))
+        assert light.status_code == 200, light.text
+        assert len(light.content) < SLICE
+        assert sent == [bytes]
+        assert type(mock.journal.entries()[-1].response_body) is bytes

@@ -216,3 +216,41 @@ def test_a_control_write_past_the_cap_is_refused_with_nothing_written(
                         json={"workspace_id": WS, "title": "small", "body": "s" * 1000})
     assert added.status_code == 201, added.text
     assert state.changes == changes + 1
+
+
+def test_a_fork_keeps_its_deleted_snapshots_bytes_counted(
+        capped: tuple[MockApp, TestClient]) -> None:
+    """A session forked from a snapshot holds the snapshot's records in memory even after the
+    snapshot is deleted: they stay counted until the last fork goes (else fork, delete the
+    snapshot and the source, repeat: memory past any cap)."""
+    mock, client = capped
+    assert client.post("/__mock__/sessions", json={"name": "src"}).status_code == 201
+    assert _node(client, "src", 900_000).status_code == 201
+    assert client.post("/__mock__/snapshots",
+                       json={"name": "snap", "session": "src"}).status_code == 201
+    held = mock.sessions.snapshot("snap").held
+    assert held > 900_000
+    assert client.post("/__mock__/sessions",
+                       json={"name": "fork", "snapshot": "snap"}).status_code == 201
+    assert client.delete("/__mock__/snapshots/snap").status_code in (200, 204)
+    assert client.delete("/__mock__/sessions/src").status_code == 200
+    assert mock.sessions.change_bytes() == held  # the fork's base, once
+    # A second fork's worth no longer fits beside it: 0.9 MB + 0.9 MB + 0.9 MB > 2 MiB.
+    assert client.post("/__mock__/sessions", json={"name": "src2"}).status_code == 201
+    assert _node(client, "src2", 900_000).status_code == 201
+    assert _node(client, "src2", 900_000, "again").status_code == 507
+    assert client.delete("/__mock__/sessions/fork").status_code == 200
+    assert mock.sessions.change_bytes() == mock.sessions.state("src2").store.held
+
+
+def test_a_session_created_right_after_a_deletion_is_admitted(
+        capped: tuple[MockApp, TestClient]) -> None:
+    """Creating a session is decided on what is held now (the estimate's refresh is a day
+    here): a deletion that frees the cap admits the next creation at once."""
+    mock, client = capped
+    assert client.post("/__mock__/sessions", json={"name": "full"}).status_code == 201
+    assert _upload(client, "full", MIB).status_code == 200
+    mock.sessions.max_change_bytes = mock.sessions.held_bytes()  # at the cap exactly
+    assert client.post("/__mock__/sessions", json={"name": "next"}).status_code == 507
+    assert client.delete("/__mock__/sessions/full").status_code == 200
+    assert client.post("/__mock__/sessions", json={"name": "next"}).status_code == 201

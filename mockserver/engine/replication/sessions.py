@@ -605,8 +605,10 @@ class SharedSessions:
         Redis when a session is created or a snapshot saved (the scripts above)."""
 
     def admit(self, state: MockState, run: Callable[[], T]) -> T:
-        """A session's write as it is: the cap is checked in Redis (`check_room`), by the
-        estimate per record (DECISIONS H37 counts exactly in memory only)."""
+        """A session's write as it is: on shared state the memory cap is checked only when a
+        session is created or a snapshot saved (in Redis, at `record_bytes` per changed
+        record); a session's writes are not refused for memory (DECISIONS H37: exact, and
+        checked on every write, in memory only)."""
         return run()
 
     def check_held(self, state: MockState) -> None:
