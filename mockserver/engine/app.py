@@ -122,7 +122,7 @@ A handler whose answer takes time (a custom tool's run, `toolexec.py`) returns a
 (the run reads no state), which encodes and self-checks it; elsewhere (a shared state's worker
 thread, a variation plan) the core runs it in place. A list page of big records is one too
 (`context.HeavyPage`, DECISIONS H38: its body built item by item in the worker), and any answer
-past 1 MiB is sent in 1 MiB slices (`send_slices`).
+past 1 MiB is sent in 1 MiB slices (`exchange.send_slices`).
 """
 
 from __future__ import annotations
@@ -145,7 +145,7 @@ from .config import Config
 from .context import Services, ToolSettings
 from .core import Core
 from .errors import ResponseContractViolation
-from .exchange import Exchange, Scanned, read_body
+from .exchange import BODY_METHODS, SEND_SLICE, Exchange, Scanned, read_body, send_slices
 from .faults import Faults, fault_target_problem
 from .handlers import load_handlers
 from .layers import Layers, Runner
@@ -161,20 +161,6 @@ from .store import Store
 from .validation import RequestValidator
 
 __all__ = ["Config", "LocalRunner", "MockApp"]  # Config is config.py's, imported from here as before
-
-_BODY_METHODS = frozenset(("POST", "PUT", "PATCH", "DELETE"))  # read before the pipeline runs
-_SEND_SLICE = 1024 * 1024  # a body past this is sent in slices of it (H38)
-
-
-async def send_slices(body: bytes | bytearray, send: Send) -> None:
-    """Send a large body as `_SEND_SLICE` slices (never a copy of the whole): the server writes
-    each and waits for the client to drain it, the event loop serving others meanwhile."""
-    view = memoryview(body)
-    last = len(view) - _SEND_SLICE
-    for at in range(0, len(view), _SEND_SLICE):
-        await send({"type": "http.response.body", "body": bytes(view[at:at + _SEND_SLICE]),
-                    "more_body": at < last})
-
 
 class MockApp:
     """The pipeline over one mock's state: the document and its core (router, validators,
@@ -415,7 +401,7 @@ class LocalRunner:
         the scope's `mock.state` (a session, set by the served `Application`) or the default."""
         state = scope.get("mock.state") or self.state
         ex = Exchange(scope, state, time.perf_counter(), scanned)
-        if ex.method in _BODY_METHODS:
+        if ex.method in BODY_METHODS:
             await read_body(ex, receive, self.config.max_body_bytes)
         layers = self.layers
         if state.faults.rules:
@@ -441,7 +427,7 @@ class LocalRunner:
             await send({"type": "http.response.start", "status": ex.status,
                         "headers": ex.headers})
             body = ex.response
-            if len(body) <= _SEND_SLICE:
+            if len(body) <= SEND_SLICE:
                 await send({"type": "http.response.body", "body": body})
             else:  # a large body in slices: the server copies and drains each in turn (H38)
                 await send_slices(body, send)

@@ -35,7 +35,7 @@ from starlette.types import Receive, Scope, Send
 
 from .core import Core, Pure
 from .errors import ApiError, StaleRead
-from .exchange import Exchange, Scanned, json_headers, read_body, send_answer
+from .exchange import BODY_METHODS, Exchange, Scanned, json_headers, read_body, send_answer
 from .journal import Observed
 from .layers import Layers
 from .responses import error_body, message_body
@@ -47,7 +47,6 @@ if TYPE_CHECKING:
 
 __all__ = ["MAX_RERUNS", "Replica", "SharedSteps", "shared_sessions", "shared_state"]
 
-_BODY_METHODS = frozenset(("POST", "PUT", "PATCH", "DELETE"))  # read before the layers run
 MAX_RERUNS = 64  # runs of one request on a shared state's stale copy before it answers 503
 
 
@@ -119,7 +118,7 @@ class Replica:
         view, its journal entry and round trip, reruns; the request log line; the answer."""
         state: MockState = scope.get("mock.state") or self.core.default
         ex = Exchange(scope, state, time.perf_counter(), scanned)
-        if ex.method in _BODY_METHODS:
+        if ex.method in BODY_METHODS:
             await read_body(ex, receive, self.config.max_body_bytes)
         await self.answer(ex)
         await send_answer(ex, send)

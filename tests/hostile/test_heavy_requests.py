@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import types
 from typing import Any
 
 import httpx
@@ -13,7 +14,7 @@ import pytest
 from conftest import FROZEN_AT, auth
 from starlette.testclient import TestClient
 
-from mockserver.engine import app, context
+from mockserver.engine import context, exchange
 from mockserver.engine.app import Config, MockApp
 from mockserver.engine.handlers import knowledge_base
 from mockserver.standalone.server import create_app
@@ -59,7 +60,7 @@ def _fill(client: TestClient, count: int, size: int) -> None:
         assert made.status_code == 201, made.text
 
 
-SLICE = app._SEND_SLICE
+SLICE = exchange.SEND_SLICE
 HEAVY = f"/v1/kb/nodes?workspace_id={WS}&limit=20&include_body=true"
 
 
@@ -135,7 +136,7 @@ def test_a_large_body_is_sent_in_slices_that_add_up_to_it(size: int) -> None:
     async def send(message: dict[str, Any]) -> None:
         sent.append(message)
 
-    asyncio.run(app.send_slices(bytearray(body), send))
+    asyncio.run(exchange.send_slices(bytearray(body), send))
     assert b"".join(m["body"] for m in sent) == body
     assert all(type(m["body"]) is bytes and len(m["body"]) <= SLICE for m in sent)
     assert [m["more_body"] for m in sent] == [True] * (len(sent) - 1) + [False]
@@ -164,3 +165,19 @@ def test_a_heavy_page_that_projects_small_is_sent_and_journaled_as_bytes() -> No
         assert len(light.content) < SLICE
         assert sent == [bytes]
         assert type(mock.journal.entries()[-1].response_body) is bytes
+
+
+def test_the_shared_runners_send_slices_a_large_body_too() -> None:
+    """`exchange.send_answer` (the answer of a request on shared state, replica.py) sends a
+    body past one slice in slices, as the in-memory runner does."""
+    ex: Any = types.SimpleNamespace(effect=None, status=200, headers=[],
+                               response=b"x" * (2 * SLICE + 5))
+    messages: list[dict[str, Any]] = []
+
+    async def send(message: dict[str, Any]) -> None:
+        messages.append(message)
+
+    asyncio.run(exchange.send_answer(ex, send))
+    bodies = [m for m in messages if m["type"] == "http.response.body"]
+    assert [len(m["body"]) for m in bodies] == [SLICE, SLICE, 5]
+    assert [m["more_body"] for m in bodies] == [True, True, False]
