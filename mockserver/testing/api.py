@@ -20,12 +20,18 @@ import pytest
 from ..engine.app import MockApp
 from ..engine.faults import FaultRule
 from ..engine.state import MockState
+from ..engine.toolexec import LIMITS
 from .config import DEFAULT_TOKENS, REMOTE_SETTINGS, MockApiConfig
 from .control import Control, InProcessControl, RealServerControl, RecordedRequest
 from .identities import Tokens, Workspaces
 from .server import TRANSPORT_SETTINGS, ssl_context
 from .transport import AsyncDirectTransport
 from .verify import Expectation, called_message, parse_target, select
+
+# The fixture's clients' timeouts when the test gives none: httpx's 5 s, but a read waits past
+# the mock's own longest wait, a custom tool's run (`toolexec.LIMITS.timeout_s`), so a slow
+# run is answered by the mock ("timed out after 10 s"), not cut off by the client (W11).
+CLIENT_TIMEOUT = httpx.Timeout(5.0, read=LIMITS.timeout_s + 20.0)
 
 if TYPE_CHECKING:
     from .start import MockApiRun
@@ -205,6 +211,7 @@ class MockApi:
             # set-up per test for anything else.
             kwargs["transport"] = self._dispatch.direct()
         kwargs.setdefault("verify", ssl_context())
+        kwargs.setdefault("timeout", CLIENT_TIMEOUT)
         hooks = kwargs.pop("event_hooks", {})
         if self._dispatch is not None and not in_process:
             hooks = {**hooks, "response": [*hooks.get("response", []), self._reraise]}
@@ -235,6 +242,7 @@ class MockApi:
                 httpx.AsyncHTTPTransport(verify=ssl_context()))
             hooks = {**hooks, "response": [*hooks.get("response", []), self._areraise]}
         kwargs.setdefault("verify", ssl_context())
+        kwargs.setdefault("timeout", CLIENT_TIMEOUT)
         return httpx.AsyncClient(base_url=self._client_base(), headers=self.headers(token),
                                  event_hooks=hooks, **kwargs)
 

@@ -1065,3 +1065,25 @@ def test_progression_transitions_and_scripts(pytester: pytest.Pytester, control:
             assert mock_api.scripts()["agents"] == {}
     """)
     result.assert_outcomes(passed=3)
+
+
+def test_clients_wait_past_a_tool_runs_limit_unless_told_otherwise(
+        pytester: pytest.Pytester) -> None:
+    """The fixture's clients read for longer than the mock's longest wait of its own (a
+    custom tool's run, 10 s): a slow run is answered by the mock, not cut off by httpx's 5 s
+    default (W11); a timeout the test gives is kept."""
+    result = run(pytester, """
+        import asyncio
+
+        from mockserver.engine.toolexec import LIMITS
+
+        def test_timeouts(mock_api):
+            assert mock_api.client().timeout.read > LIMITS.timeout_s
+            assert mock_api.client(timeout=0.5).timeout.read == 0.5
+
+            async def both():
+                async with mock_api.async_client() as client:
+                    assert client.timeout.read > LIMITS.timeout_s
+            asyncio.run(both())
+    """)
+    result.assert_outcomes(passed=1)
