@@ -14,7 +14,7 @@ from ..data.tables import TABLES
 from ..openapi.spec import Operation
 from .auth import Principal
 from .errors import NotFound
-from .pagination import CursorCodec, encoded, fingerprint, walk
+from .pagination import CursorCodec, Page, encoded, fingerprint, walk
 from .progression import KINDS, mode_of
 from .progression import view as _view
 from .storage import StorageKeys
@@ -44,6 +44,12 @@ def progression_view(store: Store, table: str) -> Callable[[Record], Record]:
         return _view(store, table, record, found[0], found[1])
 
     return now
+
+
+def _as_now(where: Callable[[Record], bool], now: Callable[[Record], Record]
+            ) -> Callable[[Record], bool]:
+    """`where` tested on records as they stand now (`progression_view`)."""
+    return lambda record: where(now(record))
 
 
 class ToolSettings:
@@ -256,8 +262,7 @@ class Context:
         if table in KINDS:  # work that progresses: filtered and shown as it stands now
             now = progression_view(self.store, table)
             if where is not None:
-                test = where
-                where = lambda record: test(now(record))  # noqa: E731
+                where = _as_now(where, now)
         found = walk(
             self.store, table, index, tuple(partition.values()),
             limit=limit if limit is not None else self.query["limit"],
@@ -266,23 +271,15 @@ class Context:
         if render is None and self.operation.data_schema is not None:
             render = self.operation.data_schema
         items: list[Any]
-        shown = found.items if now is None else [now(r) for r in found.items]
-        if (big := self.store.big) and sum(
-                big.get(id(r), 0) for r in found.items) >= HEAVY_PAGE_BYTES:
-            # Heavy (H38): shaped here (references to the records' values, no bytes copied),
-            # encoded off the event loop by `heavy_page`, as a deferred answer is. A store
-            # holding no big record: one test per page.
-            envelope = self.envelope(self.shaped(shown, render), fp, found.next_key, extra)
-            return HeavyPage(lambda: envelope)
-        if shown is not found.items and any(map(operator.is_not, shown, found.items)):
-            # Some record moved: shown as it stands now (not cached: it changes as the clock
-            # moves). A page of settled records takes the usual way below.
-            items = self.shaped(shown, render)
-        elif isinstance(render, str):
+        if now is not None or self.store.big:  # a store holding no big record: one test
+            page = self.moved_or_heavy(found, now, render, fp, extra)
+            if page is not None:
+                return page
+        if isinstance(render, str):
             # Encoded once per record version and schema (pagination.encoded), not per request.
             items = encoded(found.items, self.services.fields(render), found)
         elif render is not None:
-            items = [render(r) for r in found.items]
+            items = list(map(render, found.items))  # (no comprehension: no cell for `render`)
         else:  # records as stored, less their internal (`_`) fields
             items = encoded(found.items, None, found)
         # `envelope`, inline: no call on the quiet path
@@ -291,6 +288,25 @@ class Context:
         if extra:
             envelope.update(extra)
         return envelope
+
+    def moved_or_heavy(self, found: Page, now: Callable[[Record], Record] | None,
+                       render: Callable[[Record], Any] | str | None, fp: str,
+                       extra: dict[str, Any] | None) -> Any:
+        """The page of `found` when it is heavy (a `HeavyPage`) or some record on it moved
+        (`now`: progression_view); None when neither: `page` takes the usual way. Out of
+        `page`, so that the quiet path makes no closure cells."""
+        shown = found.items if now is None else [now(r) for r in found.items]
+        big = self.store.big
+        if big and sum(big.get(id(r), 0) for r in found.items) >= HEAVY_PAGE_BYTES:
+            # Heavy (H38): shaped here (references to the records' values, no bytes copied),
+            # encoded off the event loop by `heavy_page`, as a deferred answer is.
+            envelope = self.envelope(self.shaped(shown, render), fp, found.next_key, extra)
+            return HeavyPage(lambda: envelope)
+        if shown is not found.items and any(map(operator.is_not, shown, found.items)):
+            # Some record moved: shown as it stands now (not cached: it changes as the clock
+            # moves). A page of settled records takes the usual way.
+            return self.envelope(self.shaped(shown, render), fp, found.next_key, extra)
+        return None
 
     def shaped(self, records: list[Record], render: Callable[[Record], Any] | str | None
                ) -> list[Any]:

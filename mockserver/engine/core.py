@@ -175,16 +175,9 @@ class Core:
                         else:
                             payload, pure = self.handle(ex, operation, principal, prefer,
                                                         params, query, body)
-                elif self.selfcheck is not None and ex.method != "GET":
-                    # a write checked inside the shared transaction, before its append: an
-                    # answer the self-check refuses appends nothing (H27, DECISIONS R23)
-                    payload, pure = self.shared.transact(
-                        ex, lambda: self.checked(ex, operation, principal, prefer, params,
-                                                 query, body))
                 else:
-                    payload, pure = self.shared.transact(
-                        ex, lambda: self.handle(ex, operation, principal, prefer, params,
-                                                query, body))
+                    payload, pure = self.transact_shared(ex, operation, principal, prefer,
+                                                         params, query, body)
                 if isinstance(payload, Deferred):  # a custom tool's run: it takes time
                     if ex.offload:  # run off the loop, answered by `complete` (app.py)
                         ex.deferred = payload
@@ -208,6 +201,19 @@ class Core:
             raise
         except Exception as exc:
             self.failed(ex, exc)
+
+    def transact_shared(self, ex: Exchange, operation: Operation, principal: Principal,
+                        prefer: str | None, path: dict[str, Any], query: dict[str, Any],
+                        body: Any) -> tuple[Any, Pure | None]:
+        """The handler step of a request on a shared state's view: one transaction of the
+        shared log, which may run it again. A write with the self-check on is checked inside
+        it, before its append: an answer the self-check refuses appends nothing (H27,
+        DECISIONS R23). (Its own method: `answer` makes no closure cells on every request.)"""
+        if self.selfcheck is not None and ex.method != "GET":
+            return self.shared.transact(
+                ex, lambda: self.checked(ex, operation, principal, prefer, path, query, body))
+        return self.shared.transact(
+            ex, lambda: self.handle(ex, operation, principal, prefer, path, query, body))
 
     def checked_write(self, ex: Exchange, operation: Operation, principal: Principal,
                       prefer: str | None, path: dict[str, Any], query: dict[str, Any],

@@ -20,7 +20,12 @@ def _updated_since(ctx: Context) -> Callable[[Record], bool] | None:
     since = ctx.query.get("updated_since")
     if since is None:
         return None
+    return _updated_at_or_after(since)
+
+
+def _updated_at_or_after(since: str) -> Callable[[Record], bool]:
     # Timestamps share one fixed format (UTC, milliseconds, Z), so they compare as strings.
+    # (Its own function: the closure's cell is made only when the parameter is given.)
     return lambda c: c["updated_at"] >= since
 
 
