@@ -181,3 +181,26 @@ def test_the_shared_runners_send_slices_a_large_body_too() -> None:
     bodies = [m for m in messages if m["type"] == "http.response.body"]
     assert [len(m["body"]) for m in bodies] == [SLICE, SLICE, 5]
     assert [m["more_body"] for m in bodies] == [True, True, False]
+
+
+def test_a_heavy_page_of_a_table_without_progression_is_encoded_off_the_loop(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ticket notes never progress: their heavy page is weighed by the store's big records
+    alone (the page's gate tests `store.big`, not only the progression's moved records)."""
+    encoded: list[int] = []
+    heavy_page = context.heavy_page
+
+    def counted(envelope: dict[str, Any]) -> Any:
+        encoded.append(len(envelope["data"]))
+        return heavy_page(envelope)
+
+    monkeypatch.setattr(context, "heavy_page", counted)
+    ticket = "/v1/tickets/xd_aisha_khan_parking/notes"
+    with TestClient(create_app(mock=_heavy_mock()), headers=auth()) as client:
+        for i in range(12):
+            made = client.post(ticket, json={"body": f"{i} " + "n" * 100_000})
+            assert made.status_code == 201, made.text
+        page = client.get(ticket, params={"limit": 12})
+        assert page.status_code == 200, page.text
+        assert len(page.json()["data"]) >= 12
+        assert encoded == [len(page.json()["data"])]
