@@ -92,6 +92,10 @@ def test_since_keeps_recent_records_and_what_they_name(tmp_path: Path) -> None:
     assert set(TABLES) >= set(tables)
 
 
+def _sigint_default() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def test_ctrl_c_then_resume_gives_the_uninterrupted_recording(tmp_path: Path) -> None:
     """A real SIGINT to `record` mid-walk: exit 130, the resume state left, no dataset yet;
     the same command with --resume ends with the files of a run never interrupted."""
@@ -111,8 +115,10 @@ def test_ctrl_c_then_resume_gives_the_uninterrupted_recording(tmp_path: Path) ->
         command = [sys.executable, "-m", "mockserver", "record", "--base-url", base,
                    "--token", TOKEN, "--scrub-key", KEY, "--rate", "3000", "--quiet",
                    "--out", str(cut)]
+        # Ctrl-C as a terminal sends it: SIGINT handled by default in the child even when this
+        # suite runs as a background job (which starts with SIGINT ignored, and so would it).
         proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                text=True)
+                                text=True, preexec_fn=_sigint_default)
         state = cut / ".record" / "state.json"
         deadline = time.monotonic() + 60
         while not state.exists() and proc.poll() is None and time.monotonic() < deadline:
