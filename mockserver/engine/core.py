@@ -225,21 +225,15 @@ class Core:
         refused 507 (H37). The store's lock is held. (On a shared state the shared log's
         transaction takes it back: `checked` runs inside it.)"""
         state = ex.state
-        store = state.store
-        if store.in_transaction:
-            return self.checked(ex, operation, principal, prefer, path, query, body)
-        store.begin()
-        try:
-            result = self.checked(ex, operation, principal, prefer, path, query, body)
-            if state is not self.default and store.pending:  # what it changed: admitted?
-                self.sessions.check_held(state)
-        except BaseException:
-            changes = store.end()
-            if changes is not None:
-                store.undo(changes)
-            raise
-        store.end()
-        return result
+        check = None if state is self.default else (lambda: self._admit_changes(state))
+        return state.all_or_nothing(
+            lambda: self.checked(ex, operation, principal, prefer, path, query, body), check)
+
+    def _admit_changes(self, state: MockState) -> None:
+        """A session's write, once done: refused (507) past the memory cap, if it changed
+        anything (H37)."""
+        if state.store.pending:
+            self.sessions.check_held(state)
 
     def checked(self, ex: Exchange, operation: Operation, principal: Principal,
                 prefer: str | None, path: dict[str, Any], query: dict[str, Any],

@@ -472,25 +472,7 @@ class Sessions:
         sessions (capped in replication/sessions.py: another registry) run `run()` as it is."""
         if state is self.default:
             return run()
-        store = state.store
-        with store.lock:
-            if store.in_transaction:  # an outer write's (Core.checked_write): it takes back
-                result = run()
-                self.check_held(state)
-                return result
-            store.begin()
-            try:
-                result = run()
-                self.check_held(state)
-            except BaseException:
-                changes = store.end()
-                if changes is not None:
-                    store.undo(changes)
-                    for storage_id in changes.files:
-                        state.files.discard(storage_id)
-                raise
-            store.end()
-            return result
+        return state.all_or_nothing(run, lambda: self.check_held(state))
 
     def check_held(self, state: MockState) -> None:
         """After a session's write, before it is kept (inside its transaction): 507 when

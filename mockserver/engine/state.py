@@ -243,6 +243,34 @@ class MockState:
         with self.store.lock:
             return fn()
 
+    def all_or_nothing(self, run: Callable[[], T],
+                       check: Callable[[], object] | None = None) -> T:
+        """`run()`, then `check()`, as one transaction of the store (its lock held): an
+        exception from either takes back everything `run` changed, records and uploaded files
+        (Core.checked_write: the self-check, H27; Sessions.admit: the memory cap, H37). Inside
+        an outer transaction both run as they are: the outer one takes back."""
+        store = self.store
+        with store.lock:
+            if store.in_transaction:
+                result = run()
+                if check is not None:
+                    check()
+                return result
+            store.begin()
+            try:
+                result = run()
+                if check is not None:
+                    check()
+            except BaseException:
+                changes = store.end()
+                if changes is not None:
+                    store.undo(changes)
+                    for storage_id in changes.files:
+                        self.files.discard(storage_id)
+                raise
+            store.end()
+            return result
+
     def use_cursors(self, codec: CursorCodec) -> None:
         """Sign cursors with a key every worker shares (a shared state's; nothing here)."""
 
